@@ -1,0 +1,238 @@
+/**
+ * Every failure a user can meet, in one place: its stable code, the HTTP status the API
+ * answers with, the exit status of `svc`, and a default message that says what to do.
+ * `docs/errors.md` lists this table; a test keeps the two in step.
+ */
+
+/** Exit statuses of `svc`. Documented in the README ("Exit statuses"). */
+export const ExitStatus = {
+  ok: 0,
+  /** An unexpected failure (a bug, or the server answered 5xx). */
+  failure: 1,
+  /** The command line or its input was wrong; nothing was sent. */
+  usage: 2,
+  /** The API rejected the request as invalid (400, 409). */
+  rejected: 3,
+  /** Missing or bad credentials, or no access to the workspace or scope (401, 403). */
+  auth: 4,
+  /** The resource does not exist in this workspace (404). */
+  notFound: 5,
+  /** The API could not be reached. */
+  unreachable: 6,
+  /** A local file could not be written (for example the secret file). */
+  localFile: 7,
+} as const;
+export type ExitStatus = (typeof ExitStatus)[keyof typeof ExitStatus];
+
+export const exitStatusMeanings: Record<ExitStatus, string> = {
+  0: "success",
+  1: "unexpected failure (a bug, or the server answered 5xx); operator command refused",
+  2: "usage error: the command line or its input was wrong, and nothing was sent",
+  3: "the API rejected the request as invalid (HTTP 400, 409)",
+  4: "missing or bad credentials, or no access to the workspace or scope (HTTP 401, 403)",
+  5: "not found in this workspace (HTTP 404)",
+  6: "the API could not be reached",
+  7: "a local file could not be written (the secret file)",
+};
+
+interface ErrorDefinition {
+  /** HTTP status when the API answers with this error; null for errors that only the CLI raises. */
+  readonly status: number | null;
+  readonly exit: ExitStatus;
+  readonly message: string;
+}
+
+export const errorCatalog = {
+  // Input the API rejects.
+  invalid_request: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message: "The request is not valid. Check the parameters against `svc <command> --help`.",
+  },
+  invalid_json: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message: "The request body is not valid JSON.",
+  },
+  invalid_url: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message:
+      "The destination URL must be an https:// URL of at most 2048 characters, without a user name or password.",
+  },
+  url_not_public: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message:
+      "The destination URL must resolve only to public internet addresses; local and private networks are refused.",
+  },
+  url_unresolvable: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message: "The destination host name could not be resolved. Check the spelling of the URL.",
+  },
+  invalid_events: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message:
+      "Events must be a non-empty list of: *, job.completed, job.failed, collection.completed.",
+  },
+  empty_update: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message: "Supply at least one of url, events or active to update.",
+  },
+  invalid_cursor: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message: "The pagination cursor is not valid. Start again without a cursor.",
+  },
+  // Credentials.
+  unauthenticated: {
+    status: 401,
+    exit: ExitStatus.auth,
+    message:
+      "Missing or invalid credentials. Set SERVICE_API_KEY or sign in with `svc auth login`.",
+  },
+  workspace_forbidden: {
+    status: 403,
+    exit: ExitStatus.auth,
+    message: "These credentials have no access to this workspace.",
+  },
+  insufficient_scope: {
+    status: 403,
+    exit: ExitStatus.auth,
+    message: "These credentials lack the scope this operation needs.",
+  },
+  // Lookups.
+  not_found: {
+    status: 404,
+    exit: ExitStatus.notFound,
+    message: "No such resource in this workspace.",
+  },
+  route_not_found: {
+    status: 404,
+    exit: ExitStatus.notFound,
+    message: "No such API endpoint. Check SERVICE_API_URL.",
+  },
+  method_not_allowed: {
+    status: 405,
+    exit: ExitStatus.rejected,
+    message: "This endpoint does not accept that method.",
+  },
+  payload_too_large: {
+    status: 413,
+    exit: ExitStatus.rejected,
+    message: "The request body is too large.",
+  },
+  unsupported_media_type: {
+    status: 415,
+    exit: ExitStatus.rejected,
+    message: "Send the request body as application/json.",
+  },
+  // The server.
+  internal_error: {
+    status: 500,
+    exit: ExitStatus.failure,
+    message: "The server failed unexpectedly. The server log has the details.",
+  },
+  service_unavailable: {
+    status: 503,
+    exit: ExitStatus.failure,
+    message:
+      "The service is not ready (for example its database is unreachable). Try again shortly.",
+  },
+  // Raised by the command line alone.
+  usage_error: {
+    status: null,
+    exit: ExitStatus.usage,
+    message: "The command line is not valid. See `svc --help`.",
+  },
+  confirmation_required: {
+    status: null,
+    exit: ExitStatus.usage,
+    message: "This command needs confirmation: run it on a terminal, or pass --yes.",
+  },
+  output_exists: {
+    status: null,
+    exit: ExitStatus.usage,
+    message: "The --output file already exists; it is never overwritten. Choose a new path.",
+  },
+  output_not_writable: {
+    status: null,
+    exit: ExitStatus.usage,
+    message: "The --output file cannot be created: its directory is missing or not writable.",
+  },
+  secret_not_saved: {
+    status: null,
+    exit: ExitStatus.localFile,
+    message: "The secret could not be written to the --output file.",
+  },
+  api_unreachable: {
+    status: null,
+    exit: ExitStatus.unreachable,
+    message: "The API could not be reached. Is the server running, and is SERVICE_API_URL right?",
+  },
+  bad_response: {
+    status: null,
+    exit: ExitStatus.failure,
+    message: "The API answered with something that is not a valid response.",
+  },
+  no_workspace: {
+    status: null,
+    exit: ExitStatus.usage,
+    message: "No workspace selected. Pass --workspace <id> or set SERVICE_WORKSPACE_ID.",
+  },
+  no_credentials: {
+    status: null,
+    exit: ExitStatus.auth,
+    message: "No credentials. Set SERVICE_API_KEY or sign in with `svc auth login`.",
+  },
+  // Operator commands.
+  already_initialised: {
+    status: null,
+    exit: ExitStatus.failure,
+    message: "This database is already initialised; nothing was created.",
+  },
+  invalid_config: {
+    status: null,
+    exit: ExitStatus.usage,
+    message: "The configuration is not valid.",
+  },
+  database_error: {
+    status: null,
+    exit: ExitStatus.failure,
+    message: "The database could not be opened or migrated.",
+  },
+} as const satisfies Record<string, ErrorDefinition>;
+
+export type ErrorCode = keyof typeof errorCatalog;
+
+/**
+ * An expected failure, carrying its catalog code. Anything thrown that is not an AppError is
+ * a bug: the API answers `internal_error` and the CLI exits 1 (with the detail in the log).
+ */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  /** The request member the error is about, when there is one (for example `url`). */
+  readonly param: string | undefined;
+
+  constructor(code: ErrorCode, message?: string, options?: { param?: string; cause?: unknown }) {
+    super(message ?? errorCatalog[code].message, { cause: options?.cause });
+    this.name = "AppError";
+    this.code = code;
+    this.param = options?.param;
+  }
+
+  get status(): number | null {
+    return errorCatalog[this.code].status;
+  }
+
+  get exit(): ExitStatus {
+    return errorCatalog[this.code].exit;
+  }
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && Object.hasOwn(errorCatalog, value);
+}

@@ -1,0 +1,127 @@
+/**
+ * The public types of the service, in one place: the resources of the API, the store the
+ * database sits behind, and the seams (clock, resolver) that modules receive as arguments.
+ */
+
+export const EVENT_TYPES = ["job.completed", "job.failed", "collection.completed"] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+/** A destination subscribes to event types by name, or to all of them with `*`. */
+export type EventSubscription = EventType | "*";
+export const EVENT_SUBSCRIPTIONS: readonly EventSubscription[] = ["*", ...EVENT_TYPES];
+
+export const SCOPES = ["webhooks:read", "webhooks:write", "events:read", "events:write"] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export interface Workspace {
+  readonly id: string;
+  readonly name: string;
+  readonly createdAt: Date;
+}
+
+export interface ApiKey {
+  readonly id: string;
+  readonly workspaceId: string;
+  /** As granted; `webhooks:write` implies `webhooks:read` when checked, not when stored. */
+  readonly scopes: readonly Scope[];
+  readonly createdAt: Date;
+  readonly revokedAt: Date | null;
+}
+
+export interface Destination {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly url: string;
+  readonly events: readonly EventSubscription[];
+  readonly active: boolean;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export type DeliveryStatus = "pending" | "delivered" | "failed";
+
+/** The outcome of the latest delivery to a destination; never a secret or a body. */
+export interface LastDelivery {
+  readonly status: DeliveryStatus;
+  readonly attempts: number;
+  readonly lastAttemptAt: Date | null;
+  readonly event: EventType;
+}
+
+export interface Page<T> {
+  readonly items: readonly T[];
+  /** Opaque; null when this page is the last. */
+  readonly nextCursor: string | null;
+}
+
+export interface NewDestination {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly url: string;
+  readonly events: readonly EventSubscription[];
+  /** The signing secret, already encrypted for storage. */
+  readonly secretCiphertext: string;
+}
+
+/** Only the members present change. */
+export interface DestinationChanges {
+  readonly url?: string;
+  readonly events?: readonly EventSubscription[];
+  readonly active?: boolean;
+}
+
+export interface NewApiKey {
+  readonly id: string;
+  readonly workspaceId: string;
+  /** SHA-256 of the token, hex. The token itself is never stored. */
+  readonly tokenHash: string;
+  readonly scopes: readonly Scope[];
+}
+
+/**
+ * The database, behind one narrow interface with a SQLite and a PostgreSQL implementation.
+ * Every method is one transaction: it either happens whole or not at all.
+ */
+export interface Store {
+  /**
+   * Records that this database is initialised, with its first workspace and owner key.
+   * Returns false, changing nothing, when it already was.
+   */
+  initialise(workspace: { id: string; name: string }, key: NewApiKey): Promise<boolean>;
+  createWorkspace(workspace: { id: string; name: string }): Promise<Workspace>;
+  getWorkspace(id: string): Promise<Workspace | null>;
+
+  createApiKey(key: NewApiKey): Promise<ApiKey>;
+  /** An unrevoked key by the hash of its token. */
+  findActiveApiKey(tokenHash: string): Promise<ApiKey | null>;
+  /** Returns false when there is no such key; revoking twice is not an error. */
+  revokeApiKey(id: string): Promise<boolean>;
+
+  /** Newest first; `cursor` continues after the last item of the previous page. */
+  listDestinations(
+    workspaceId: string,
+    options: { limit: number; cursor: string | null },
+  ): Promise<Page<Destination>>;
+  createDestination(destination: NewDestination): Promise<Destination>;
+  /** Null for an unknown, deleted, or other workspace's id. */
+  getDestination(workspaceId: string, id: string): Promise<Destination | null>;
+  updateDestination(
+    workspaceId: string,
+    id: string,
+    changes: DestinationChanges,
+  ): Promise<Destination | null>;
+  /** Returns false for an unknown, already deleted, or other workspace's id. */
+  deleteDestination(workspaceId: string, id: string): Promise<boolean>;
+
+  close(): Promise<void>;
+}
+
+/** Resolves a host name to its addresses (IPv4 and IPv6, textual). */
+export interface Resolver {
+  resolve(hostname: string): Promise<string[]>;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
