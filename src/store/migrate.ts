@@ -1,0 +1,75 @@
+import { readdir, readFile } from "node:fs/promises";
+import type { Database } from "./database.ts";
+
+/** `migrations/<dialect>/NNNNNN_name.sql`, relative to the package root (from dist/src/store). */
+const migrationsRoot = new URL("../../../migrations/", import.meta.url);
+
+interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+async function readMigrations(dialect: Database["dialect"]): Promise<Migration[]> {
+  const folder = new URL(`${dialect}/`, migrationsRoot);
+  const files = (await readdir(folder)).filter((file) => file.endsWith(".sql")).sort();
+  return Promise.all(
+    files.map(async (file) => {
+      const match = /^(\d{6})_(.+)\.sql$/.exec(file);
+      if (match?.[1] === undefined || match[2] === undefined) {
+        throw new Error(`Migration file ${file} is not named NNNNNN_name.sql`);
+      }
+      return {
+        version: Number(match[1]),
+        name: match[2],
+        sql: await readFile(new URL(file, folder), "utf8"),
+      };
+    }),
+  );
+}
+
+/**
+ * Applies every migration newer than the database, each in its own transaction together with
+ * its row in `schema_migrations`. Migrations are append-only: a landed file is never edited.
+ * Returns the versions applied.
+ */
+export async function migrate(db: Database): Promise<number[]> {
+  await db.executeScript(
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
+  );
+  const applied: number[] = [];
+  for (const migration of await readMigrations(db.dialect)) {
+    const done = await db.transaction(async (tx) => {
+      // Checked inside the transaction: another process may have applied it meanwhile.
+      const rows = await tx.query("SELECT 1 FROM schema_migrations WHERE version = $1", [
+        migration.version,
+      ]);
+      if (rows.length > 0) return false;
+      for (const statement of splitStatements(migration.sql)) await tx.execute(statement);
+      await tx.execute(
+        "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+        [migration.version, migration.name, Date.now()],
+      );
+      return true;
+    });
+    if (done) applied.push(migration.version);
+  }
+  return applied;
+}
+
+/**
+ * Splits a migration into statements at the semicolons that end a line. Migrations are
+ * written one statement per `;`-terminated block, so no parser is needed.
+ */
+function splitStatements(sql: string): string[] {
+  return sql
+    .split(/;\s*$/m)
+    .map((statement) =>
+      statement
+        .split("\n")
+        .filter((line) => !line.trimStart().startsWith("--"))
+        .join("\n")
+        .trim(),
+    )
+    .filter((statement) => statement.length > 0);
+}

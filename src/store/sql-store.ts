@@ -1,0 +1,96 @@
+import type {
+  ApiKey,
+  Clock,
+  Destination,
+  DestinationChanges,
+  NewApiKey,
+  NewDestination,
+  Page,
+  Store,
+  Workspace,
+} from "../interfaces.ts";
+import type { Database } from "./database.ts";
+import { insertApiKey, revokeApiKey, selectActiveApiKeyByHash } from "./sql/api-keys.ts";
+import {
+  deleteDestination,
+  insertDestination,
+  selectDestination,
+  selectDestinationPage,
+  updateDestination,
+} from "./sql/destinations.ts";
+import { initialiseInstance, insertWorkspace, selectWorkspace } from "./sql/workspaces.ts";
+
+/**
+ * The Store over any `Database`: the SQL lives in `./sql/`, one module per resource, and is
+ * the same for SQLite and PostgreSQL. Nothing here knows which engine runs it.
+ */
+export class SqlStore implements Store {
+  readonly #db: Database;
+  readonly #clock: Clock;
+
+  constructor(db: Database, clock: Clock) {
+    this.#db = db;
+    this.#clock = clock;
+  }
+
+  #now(): number {
+    return this.#clock.now().getTime();
+  }
+
+  initialise(workspace: { id: string; name: string }, key: NewApiKey): Promise<boolean> {
+    return this.#db.transaction((tx) => initialiseInstance(tx, workspace, key, this.#now()));
+  }
+
+  createWorkspace(workspace: { id: string; name: string }): Promise<Workspace> {
+    return insertWorkspace(this.#db, workspace, this.#now());
+  }
+
+  getWorkspace(id: string): Promise<Workspace | null> {
+    return selectWorkspace(this.#db, id);
+  }
+
+  createApiKey(key: NewApiKey): Promise<ApiKey> {
+    return insertApiKey(this.#db, key, this.#now());
+  }
+
+  findActiveApiKey(tokenHash: string): Promise<ApiKey | null> {
+    return selectActiveApiKeyByHash(this.#db, tokenHash);
+  }
+
+  revokeApiKey(id: string): Promise<boolean> {
+    return revokeApiKey(this.#db, id, this.#now());
+  }
+
+  listDestinations(
+    workspaceId: string,
+    options: { limit: number; cursor: string | null },
+  ): Promise<Page<Destination>> {
+    return selectDestinationPage(this.#db, workspaceId, options);
+  }
+
+  createDestination(destination: NewDestination): Promise<Destination> {
+    return this.#db.transaction((tx) => insertDestination(tx, destination, this.#now()));
+  }
+
+  getDestination(workspaceId: string, id: string): Promise<Destination | null> {
+    return selectDestination(this.#db, workspaceId, id);
+  }
+
+  updateDestination(
+    workspaceId: string,
+    id: string,
+    changes: DestinationChanges,
+  ): Promise<Destination | null> {
+    return this.#db.transaction((tx) =>
+      updateDestination(tx, workspaceId, id, changes, this.#now()),
+    );
+  }
+
+  deleteDestination(workspaceId: string, id: string): Promise<boolean> {
+    return deleteDestination(this.#db, workspaceId, id, this.#now());
+  }
+
+  close(): Promise<void> {
+    return this.#db.close();
+  }
+}

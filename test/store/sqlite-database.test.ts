@@ -1,0 +1,88 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { SqliteDatabase } from "../../src/store/sqlite/sqlite-database.ts";
+import { migrate } from "../../src/store/migrate.ts";
+import { tempDir } from "../support/temp.ts";
+
+describe("SqliteDatabase", () => {
+  let dir: { path: string; cleanup: () => Promise<void> };
+  let db: SqliteDatabase;
+
+  before(async () => {
+    dir = await tempDir();
+    db = new SqliteDatabase(join(dir.path, "test.db"));
+    await db.executeScript("CREATE TABLE items (name TEXT PRIMARY KEY, flag INTEGER)");
+  });
+  after(async () => {
+    await db.close();
+    await dir.cleanup();
+  });
+
+  it("binds $n placeholders by number, in any order, and booleans as 0/1", async () => {
+    await db.execute("INSERT INTO items (flag, name) VALUES ($2, $1)", ["a", true]);
+    const rows = await db.query("SELECT name, flag FROM items WHERE name = $1", ["a"]);
+    assert.deepEqual(
+      rows.map((row) => ({ ...row })),
+      [{ name: "a", flag: 1 }],
+    );
+  });
+
+  it("rolls a failed transaction back whole", async () => {
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        await tx.execute("INSERT INTO items (name, flag) VALUES ($1, $2)", ["b", 0]);
+        await tx.execute("INSERT INTO items (name, flag) VALUES ($1, $2)", ["a", 0]); // duplicate
+      }),
+    );
+    assert.deepEqual(await db.query("SELECT name FROM items WHERE name = $1", ["b"]), []);
+  });
+
+  it("keeps statements issued outside a transaction out of it while it is open", async () => {
+    let outsideDone = false;
+    const transaction = db.transaction(async (tx) => {
+      await tx.execute("INSERT INTO items (name, flag) VALUES ($1, $2)", ["c", 0]);
+      // While this transaction waits, another caller writes outside it…
+      void db
+        .execute("INSERT INTO items (name, flag) VALUES ($1, $2)", ["d", 0])
+        .then(() => (outsideDone = true));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(outsideDone, false, "the outside write waits for the transaction");
+      throw new Error("roll back");
+    });
+    await assert.rejects(transaction, /roll back/);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // …and so survives the rollback, which undid only the transaction's own write.
+    assert.equal(outsideDone, true);
+    const names = (await db.query<{ name: string }>("SELECT name FROM items ORDER BY name")).map(
+      (row) => row.name,
+    );
+    assert.deepEqual(names, ["a", "d"]);
+  });
+
+  it("runs queued transactions one after another", async () => {
+    const order: string[] = [];
+    await Promise.all(
+      ["x", "y", "z"].map((name) =>
+        db.transaction(async (tx) => {
+          order.push(`begin ${name}`);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          await tx.execute("INSERT INTO items (name, flag) VALUES ($1, $2)", [name, 0]);
+          order.push(`end ${name}`);
+        }),
+      ),
+    );
+    assert.deepEqual(order, ["begin x", "end x", "begin y", "end y", "begin z", "end z"]);
+  });
+
+  it("applies migrations once, however often it is asked", async () => {
+    const fresh = new SqliteDatabase(join(dir.path, "migrated.db"));
+    try {
+      const first = await migrate(fresh);
+      assert.ok(first.length >= 1);
+      assert.deepEqual(await migrate(fresh), []);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
