@@ -1,0 +1,83 @@
+import { AppError } from "../errors.ts";
+import type { Resolver } from "../interfaces.ts";
+import { isIpLiteral, type AddressPolicy } from "./address-policy.ts";
+
+export const MAX_URL_LENGTH = 2048;
+
+export interface UrlCheckDependencies {
+  readonly resolver: Resolver;
+  readonly addressPolicy: AddressPolicy;
+}
+
+/**
+ * Checks a destination URL against the network policy: https, at most 2048 characters, no
+ * user name or password, and a host whose every address is public (or allowlisted). An IP
+ * literal in any notation (127.1, 0x7f.1, 2130706433, [::ffff:7f00:1]…) arrives here already
+ * normalised by the WHATWG URL parser, so it is classified, never resolved.
+ * Returns the addresses that were checked.
+ */
+export async function checkDestinationUrl(
+  raw: string,
+  dependencies: UrlCheckDependencies,
+): Promise<string[]> {
+  const url = parseDestinationUrl(raw);
+  const addresses = isIpLiteral(url.hostname)
+    ? [url.hostname]
+    : await resolveHost(url.hostname, dependencies.resolver);
+  for (const address of addresses) {
+    const verdict = dependencies.addressPolicy.check(address);
+    if (!verdict.allowed) {
+      throw new AppError(
+        "url_not_public",
+        `The destination host ${url.hostname} is not on the public internet: ${verdict.reason}.`,
+        { param: "url" },
+      );
+    }
+  }
+  return addresses;
+}
+
+/** The syntactic rules alone, without resolving the host. */
+export function parseDestinationUrl(raw: string): URL {
+  const invalid = (why: string): AppError =>
+    new AppError("invalid_url", `The destination URL ${why}.`, { param: "url" });
+  if (raw.length > MAX_URL_LENGTH) {
+    throw invalid(`is ${raw.length} characters long; at most ${MAX_URL_LENGTH} are allowed`);
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalid("is not a valid absolute URL");
+  }
+  if (url.protocol !== "https:") throw invalid(`must use https://, not ${url.protocol}//`);
+  if (url.username !== "" || url.password !== "") {
+    throw invalid("must not contain a user name or password");
+  }
+  return url;
+}
+
+/** RFC 6761: `localhost` and every name under it are loopback, whatever a resolver says. */
+function isLocalhostName(hostname: string): boolean {
+  return /(^|\.)localhost\.?$/i.test(hostname);
+}
+
+async function resolveHost(hostname: string, resolver: Resolver): Promise<string[]> {
+  if (isLocalhostName(hostname)) return ["127.0.0.1", "::1"];
+  let addresses: string[];
+  try {
+    addresses = await resolver.resolve(hostname);
+  } catch (error) {
+    throw new AppError(
+      "url_unresolvable",
+      `The destination host ${hostname} could not be resolved.`,
+      { param: "url", cause: error },
+    );
+  }
+  if (addresses.length === 0) {
+    throw new AppError("url_unresolvable", `The destination host ${hostname} has no address.`, {
+      param: "url",
+    });
+  }
+  return addresses;
+}
