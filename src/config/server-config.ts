@@ -1,0 +1,165 @@
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { z } from "zod";
+import { AppError } from "../errors.ts";
+import { AddressPolicy } from "../net/address-policy.ts";
+
+/**
+ * The configuration of `svc server` and of the operator commands (`svc admin …`), which open
+ * the same database. One schema, one defaults object, one precedence:
+ * defaults < config file (--config / SVC_CONFIG, JSON) < environment < command-line flags.
+ * Every problem is reported together.
+ */
+
+const csv = (value: unknown): unknown =>
+  typeof value === "string"
+    ? value
+        .split(",")
+        .map((item) => item.trim())
+        .filter((item) => item.length > 0)
+    : value;
+
+const schema = z.strictObject({
+  /** Interface the API listens on. Default 127.0.0.1. */
+  host: z.string().min(1),
+  /** TCP port of the API. Default 8787. */
+  port: z.coerce.number().int().min(0).max(65535),
+  /** A SQLite file path, or a postgres:// URL. Default: `svc.db` in the data directory. */
+  database: z.string().min(1).optional(),
+  /** Where the SQLite database and the generated encryption key live. */
+  dataDir: z.string().min(1),
+  /** 32 bytes, base64: encrypts signing secrets at rest. Default: a key file in the data dir. */
+  encryptionKey: z.string().min(1).optional(),
+  /** CIDR ranges that destinations may reach although private. Development and tests only. */
+  allowPrivateNetworks: z.preprocess(
+    csv,
+    z.array(
+      z.string().refine((cidr) => AddressPolicy.isValidCidr(cidr), {
+        message: "must be CIDR ranges such as 127.0.0.0/8 or ::1/128",
+      }),
+    ),
+  ),
+  /**
+   * Fixed answers for host names, like /etc/hosts: `name=address` entries, comma-separated;
+   * repeat a name for several addresses. Other names use the system resolver.
+   */
+  resolve: z.preprocess(
+    csv,
+    z.array(
+      z.string().regex(/^[^=\s]+=[^=\s]+$/, { message: "entries must be written name=address" }),
+    ),
+  ),
+  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
+});
+
+export type ServerConfig = Readonly<z.infer<typeof schema>>;
+
+/** Where configuration comes from; each source may leave anything out. */
+export interface ConfigSources {
+  readonly env: NodeJS.ProcessEnv;
+  /** Command-line flags, already named as in the schema. */
+  readonly flags: Partial<Record<keyof ServerConfig | "config", unknown>>;
+}
+
+function defaultDataDir(env: NodeJS.ProcessEnv): string {
+  const xdgDataHome = env.XDG_DATA_HOME;
+  const base =
+    xdgDataHome !== undefined && isAbsolute(xdgDataHome)
+      ? xdgDataHome
+      : join(homedir(), ".local", "share");
+  return join(base, "svc");
+}
+
+function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  return {
+    host: "127.0.0.1",
+    port: 8787,
+    dataDir: defaultDataDir(env),
+    allowPrivateNetworks: [],
+    resolve: [],
+    logLevel: "info",
+  };
+}
+
+const environmentNames: Record<keyof ServerConfig, string> = {
+  host: "SVC_HOST",
+  port: "SVC_PORT",
+  database: "SVC_DATABASE_URL",
+  dataDir: "SVC_DATA_DIR",
+  encryptionKey: "SVC_ENCRYPTION_KEY",
+  allowPrivateNetworks: "SVC_ALLOW_PRIVATE_NETWORKS",
+  resolve: "SVC_RESOLVE",
+  logLevel: "SVC_LOG_LEVEL",
+};
+
+function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const [key, name] of Object.entries(environmentNames)) {
+    const value = env[name];
+    if (value !== undefined && value !== "") values[key] = value;
+  }
+  return values;
+}
+
+function fromFile(path: string | undefined): Record<string, unknown> {
+  if (path === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new AppError(
+      "invalid_config",
+      `The configuration file ${path} could not be read as JSON.`,
+      {
+        cause: error,
+      },
+    );
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new AppError("invalid_config", `The configuration file ${path} must hold a JSON object.`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function withoutUndefined(values: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined));
+}
+
+export function loadServerConfig(sources: ConfigSources): ServerConfig {
+  const { config: configFlag, ...flags } = sources.flags;
+  const configFile = (configFlag ?? sources.env.SVC_CONFIG) as string | undefined;
+  const merged = {
+    ...defaults(sources.env),
+    ...fromFile(configFile),
+    ...fromEnvironment(sources.env),
+    ...withoutUndefined(flags),
+  };
+  const result = schema.safeParse(merged);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => {
+      const [key = "", ...rest] = issue.path.map(String);
+      const source =
+        (environmentNames as Partial<Record<string, string>>)[key] ?? "unknown setting";
+      const where = rest.length > 0 ? ` entry ${Number(rest[0]) + 1}` : "";
+      return `  ${key} (${source})${where}: ${issue.message}`;
+    });
+    throw new AppError("invalid_config", `The configuration is not valid:\n${problems.join("\n")}`);
+  }
+  return Object.freeze({ ...result.data, dataDir: resolve(result.data.dataDir) });
+}
+
+/** The database to open: the configured one, else `svc.db` in the data directory. */
+export function databaseLocation(config: ServerConfig): string {
+  return config.database ?? join(config.dataDir, "svc.db");
+}
+
+/** The `resolve` entries as a table of name → addresses. */
+export function resolveTable(config: ServerConfig): Map<string, string[]> {
+  const table = new Map<string, string[]>();
+  for (const entry of config.resolve) {
+    const [name = "", address = ""] = entry.split("=");
+    table.set(name, [...(table.get(name) ?? []), address]);
+  }
+  return table;
+}

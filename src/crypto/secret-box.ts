@@ -1,0 +1,41 @@
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+
+const algorithm = "aes-256-gcm";
+const version = "v1";
+
+/**
+ * Encrypts signing secrets at rest with AES-256-GCM. Each ciphertext is bound to the record
+ * it belongs to (`context`, the destination id, as additional authenticated data), so that a
+ * ciphertext copied onto another row does not decrypt.
+ */
+export class SecretBox {
+  readonly #key: Buffer;
+
+  constructor(key: Buffer) {
+    if (key.length !== 32) throw new Error("The encryption key must be 32 bytes");
+    this.#key = key;
+  }
+
+  encrypt(plaintext: string, context: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv(algorithm, this.#key, iv);
+    cipher.setAAD(Buffer.from(context, "utf8"));
+    const ciphertext = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
+    const parts = [iv, cipher.getAuthTag(), ciphertext].map((part) => part.toString("base64url"));
+    return [version, ...parts].join(":");
+  }
+
+  decrypt(sealed: string, context: string): string {
+    const [format, iv, tag, ciphertext] = sealed.split(":");
+    if (format !== version || iv === undefined || tag === undefined || ciphertext === undefined) {
+      throw new Error("Unrecognised ciphertext format");
+    }
+    const decipher = createDecipheriv(algorithm, this.#key, Buffer.from(iv, "base64url"));
+    decipher.setAAD(Buffer.from(context, "utf8"));
+    decipher.setAuthTag(Buffer.from(tag, "base64url"));
+    return Buffer.concat([
+      decipher.update(Buffer.from(ciphertext, "base64url")),
+      decipher.final(),
+    ]).toString("utf8");
+  }
+}

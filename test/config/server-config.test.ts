@@ -1,0 +1,69 @@
+import assert from "node:assert/strict";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { loadServerConfig, resolveTable } from "../../src/config/server-config.ts";
+import { tempDir } from "../support/temp.ts";
+
+describe("server configuration", () => {
+  it("has documented defaults", () => {
+    const config = loadServerConfig({ env: { HOME: "/home/u" }, flags: {} });
+    assert.equal(config.host, "127.0.0.1");
+    assert.equal(config.port, 8787);
+    assert.equal(config.database, undefined);
+    assert.deepEqual(config.allowPrivateNetworks, []);
+    assert.ok(config.dataDir.endsWith(join("svc")));
+  });
+
+  it("takes defaults < file < environment < flags", async () => {
+    const dir = await tempDir();
+    try {
+      const file = join(dir.path, "svc.json");
+      await writeFile(file, JSON.stringify({ port: 1111, host: "0.0.0.0", logLevel: "warn" }));
+      const config = loadServerConfig({
+        env: { SVC_CONFIG: file, SVC_PORT: "2222", SVC_LOG_LEVEL: "debug" },
+        flags: { port: "3333", host: undefined },
+      });
+      assert.equal(config.host, "0.0.0.0", "from the file");
+      assert.equal(config.logLevel, "debug", "the environment over the file");
+      assert.equal(config.port, 3333, "flags over everything");
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  it("reports every problem at once, naming the environment variable", () => {
+    assert.throws(
+      () =>
+        loadServerConfig({
+          env: {
+            SVC_PORT: "99999",
+            SVC_ALLOW_PRIVATE_NETWORKS: "10.0.0.0/33",
+            SVC_LOG_LEVEL: "loud",
+          },
+          flags: {},
+        }),
+      (error: Error & { code?: string }) => {
+        assert.equal(error.code, "invalid_config");
+        assert.match(error.message, /SVC_PORT/);
+        assert.match(error.message, /SVC_ALLOW_PRIVATE_NETWORKS/);
+        assert.match(error.message, /SVC_LOG_LEVEL/);
+        return true;
+      },
+    );
+  });
+
+  it("reads the resolve table as name=address entries, repeatable", () => {
+    const config = loadServerConfig({
+      env: { SVC_RESOLVE: "a.test=1.2.3.4, a.test=::1,b.test=5.6.7.8" },
+      flags: {},
+    });
+    assert.deepEqual(
+      [...resolveTable(config)],
+      [
+        ["a.test", ["1.2.3.4", "::1"]],
+        ["b.test", ["5.6.7.8"]],
+      ],
+    );
+  });
+});
