@@ -1,0 +1,21 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { ApiDependencies } from "./dependencies.ts";
+import { registerErrorHandling } from "./error-handler.ts";
+import { registerWebhookRoutes } from "./webhooks/routes.ts";
+
+/** Builds the HTTP API; listening is left to the caller (tests can `inject()` instead). */
+export function buildApi(
+  dependencies: ApiDependencies,
+  logger: FastifyBaseLogger,
+): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: logger,
+    // Keep-alive connections must not hold a graceful shutdown open.
+    forceCloseConnections: "idle",
+    return503OnClosing: true,
+  });
+  registerErrorHandling(app);
+  app.get("/healthz", () => ({ status: "ok" }));
+  registerWebhookRoutes(app, dependencies);
+  return app;
+}

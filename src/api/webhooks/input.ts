@@ -1,0 +1,71 @@
+import { z } from "zod";
+import { AppError } from "../../errors.ts";
+import { EVENT_SUBSCRIPTIONS, type EventSubscription } from "../../interfaces.ts";
+
+/**
+ * The bodies and query of the destinations API, and how their problems map onto the error
+ * catalog: a problem with `url` is `invalid_url`, with `events` `invalid_events`, anything
+ * else `invalid_request`, always naming the member.
+ */
+
+const events = z
+  .array(z.string())
+  .min(1)
+  .transform((names, context) => {
+    const unknown = names.filter(
+      (name) => !(EVENT_SUBSCRIPTIONS as readonly string[]).includes(name),
+    );
+    if (unknown.length > 0) {
+      context.addIssue({
+        code: "custom",
+        message: `Unknown event ${unknown.map((name) => JSON.stringify(name)).join(", ")}. Allowed: ${EVENT_SUBSCRIPTIONS.join(", ")}.`,
+      });
+      return z.NEVER;
+    }
+    // Duplicates are dropped; the order given is kept.
+    return [...new Set(names)] as EventSubscription[];
+  });
+
+export const createBody = z.strictObject({
+  url: z.string({ error: "url is required and must be a string" }),
+  events: events.default(["*"]),
+});
+
+export const updateBody = z.strictObject({
+  url: z.string().optional(),
+  events: events.optional(),
+  active: z.boolean({ error: "active must be true or false" }).optional(),
+});
+
+export const listQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().min(1).optional(),
+});
+
+export const destinationParams = z.object({ workspace: z.string(), id: z.string() });
+export const workspaceParams = z.object({ workspace: z.string() });
+
+const codeFor = { url: "invalid_url", events: "invalid_events" } as const;
+
+export function parseInput<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
+  if (value === undefined || value === null) value = {};
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const [issue] = result.error.issues;
+  if (issue === undefined) throw new AppError("invalid_request");
+  if (issue.code === "unrecognized_keys") {
+    const [key = ""] = issue.keys;
+    throw new AppError("invalid_request", `Unknown parameter ${JSON.stringify(key)}.`, {
+      param: key,
+    });
+  }
+  const param = issue.path.map(String).join(".");
+  if (param === "") {
+    throw new AppError("invalid_request", "The request body must be a JSON object.");
+  }
+  const member = issue.path[0];
+  const code = member === "url" || member === "events" ? codeFor[member] : "invalid_request";
+  const message =
+    code === "invalid_events" && issue.code !== "custom" ? undefined : `${param}: ${issue.message}`;
+  throw new AppError(code, message, { param });
+}

@@ -1,0 +1,88 @@
+import type { FastifyInstance } from "fastify";
+import { newId, newSigningSecret } from "../../crypto/tokens.ts";
+import { AppError } from "../../errors.ts";
+import { checkDestinationUrl } from "../../net/destination-url.ts";
+import { authorise } from "../authenticate.ts";
+import type { ApiDependencies } from "../dependencies.ts";
+import {
+  createBody,
+  destinationParams,
+  listQuery,
+  parseInput,
+  updateBody,
+  workspaceParams,
+} from "./input.ts";
+import { destinationBody, type LastDeliveryBody } from "./serialize.ts";
+
+const collection = "/v1/workspaces/:workspace/webhooks";
+const member = `${collection}/:id`;
+
+function notFound(id: string): AppError {
+  return new AppError("not_found", `No webhook destination ${id} in this workspace.`, {
+    param: "id",
+  });
+}
+
+export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDependencies): void {
+  const { store, secretBox } = dependencies;
+
+  app.get(collection, async (request) => {
+    const { workspace } = parseInput(workspaceParams, request.params);
+    await authorise(store, request, workspace, "webhooks:read");
+    const query = parseInput(listQuery, request.query);
+    const page = await store.listDestinations(workspace, {
+      limit: query.limit,
+      cursor: query.cursor ?? null,
+    });
+    return { data: page.items.map(destinationBody), next_cursor: page.nextCursor };
+  });
+
+  app.post(collection, async (request, reply) => {
+    const { workspace } = parseInput(workspaceParams, request.params);
+    await authorise(store, request, workspace, "webhooks:write");
+    const input = parseInput(createBody, request.body);
+    await checkDestinationUrl(input.url, dependencies);
+    const id = newId("dst");
+    const secret = newSigningSecret();
+    const destination = await store.createDestination({
+      id,
+      workspaceId: workspace,
+      url: input.url,
+      events: input.events,
+      secretCiphertext: secretBox.encrypt(secret, id),
+    });
+    // The only response that ever carries the secret.
+    return reply.status(201).send({ ...destinationBody(destination), secret });
+  });
+
+  app.get(member, async (request) => {
+    const { workspace, id } = parseInput(destinationParams, request.params);
+    await authorise(store, request, workspace, "webhooks:read");
+    const destination = await store.getDestination(workspace, id);
+    if (destination === null) throw notFound(id);
+    // Deliveries are recorded by the delivery engine; until one is, there is none to show.
+    const lastDelivery: LastDeliveryBody | null = null;
+    return { ...destinationBody(destination), last_delivery: lastDelivery };
+  });
+
+  app.patch(member, async (request) => {
+    const { workspace, id } = parseInput(destinationParams, request.params);
+    await authorise(store, request, workspace, "webhooks:write");
+    const changes = parseInput(updateBody, request.body);
+    if (changes.url === undefined && changes.events === undefined && changes.active === undefined) {
+      throw new AppError("empty_update");
+    }
+    if ((await store.getDestination(workspace, id)) === null) throw notFound(id);
+    if (changes.url !== undefined) await checkDestinationUrl(changes.url, dependencies);
+    const updated = await store.updateDestination(workspace, id, changes);
+    if (updated === null) throw notFound(id);
+    return destinationBody(updated);
+  });
+
+  app.delete(member, async (request) => {
+    const { workspace, id } = parseInput(destinationParams, request.params);
+    await authorise(store, request, workspace, "webhooks:write");
+    if (!(await store.deleteDestination(workspace, id))) throw notFound(id);
+    return { id, deleted: true };
+  });
+}
