@@ -1,0 +1,21 @@
+import { databaseLocation } from "../../config/server-config.ts";
+import { systemClock, type Store } from "../../interfaces.ts";
+import { openStore } from "../../store/open-store.ts";
+import { configFrom, type DatabaseFlags } from "../database-options.ts";
+
+/**
+ * Operator commands act on the database directly: the operator owns it, so no API key is
+ * needed. The store is closed when `work` ends, whatever happens.
+ */
+export async function withOperatorStore<T>(
+  flags: DatabaseFlags,
+  env: NodeJS.ProcessEnv,
+  work: (store: Store) => Promise<T>,
+): Promise<T> {
+  const store = await openStore(databaseLocation(configFrom(flags, env)), systemClock);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,52 @@
+import type { Command } from "commander";
+import { createLogger } from "../../lib/logger.ts";
+import { systemClock } from "../../interfaces.ts";
+import { startServer } from "../../runtime/server.ts";
+import { action, type GlobalOptions } from "../command.ts";
+import { addDatabaseOptions, configFrom, type DatabaseFlags } from "../database-options.ts";
+import type { CliIo } from "../io.ts";
+
+interface ServerOptions extends GlobalOptions, DatabaseFlags {
+  readonly host?: string;
+  readonly port?: string;
+  readonly logLevel?: string;
+}
+
+/** Resolves on the first SIGTERM or SIGINT. */
+function shutdownSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off("SIGTERM", stop);
+      process.off("SIGINT", stop);
+      resolve(signal);
+    };
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
+  });
+}
+
+export function registerServerCommand(program: Command, io: CliIo): void {
+  const command = program
+    .command("server")
+    .description("run the HTTP API (and, later, the delivery worker) until SIGTERM or SIGINT")
+    .option("--host <host>", "interface to listen on (env SVC_HOST, default 127.0.0.1)")
+    .option("--port <port>", "port to listen on (env SVC_PORT, default 8787)")
+    .option(
+      "--log-level <level>",
+      "fatal, error, warn, info, debug, trace or silent (env SVC_LOG_LEVEL)",
+    );
+  addDatabaseOptions(command).action(
+    action<ServerOptions>(io, async (options) => {
+      const config = configFrom(options, io.env);
+      const logger = createLogger(config.logLevel);
+      // Listen for signals first: one that arrives during start-up still stops cleanly.
+      const stopRequested = shutdownSignal();
+      const server = await startServer(config, logger, systemClock);
+      const signal = await stopRequested;
+      logger.info({ signal }, "shutting down: finishing requests in flight");
+      await server.close();
+      logger.info("stopped");
+      return { data: null, human: null };
+    }),
+  );
+}

@@ -1,0 +1,147 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { apiClient, type ApiClient, type DestinationJson, type ErrorJson } from "../support/api.ts";
+import { serverFixture, type ServerFixture } from "../support/fixture.ts";
+
+/**
+ * Creation only classifies addresses: nothing here is ever contacted. Names resolve from the
+ * server's fixed test table (support/server.ts), never from the system resolver.
+ */
+const rejected: readonly [url: string, code: string][] = [
+  ["http://public.example.test/", "invalid_url"],
+  ["ftp://public.example.test/", "invalid_url"],
+  ["https://user:pass@public.example.test/", "invalid_url"],
+  ["https://user@public.example.test/", "invalid_url"],
+  ["not a url", "invalid_url"],
+  [
+    `https://public.example.test/${"a".repeat(2049 - "https://public.example.test/".length)}`,
+    "invalid_url",
+  ],
+  ["https://localhost/", "url_not_public"],
+  ["https://api.localhost/", "url_not_public"],
+  ["https://127.0.0.1/", "url_not_public"],
+  ["https://127.1/", "url_not_public"],
+  ["https://0x7f.1/", "url_not_public"],
+  ["https://0x7f000001/", "url_not_public"],
+  ["https://2130706433/", "url_not_public"],
+  ["https://017700000001/", "url_not_public"],
+  ["https://[::1]/", "url_not_public"],
+  ["https://[::ffff:127.0.0.1]/", "url_not_public"],
+  ["https://[::ffff:7f00:1]/", "url_not_public"],
+  ["https://[::ffff:10.1.2.3]/", "url_not_public"],
+  ["https://[64:ff9b::a00:1]/", "url_not_public"],
+  ["https://[64:ff9b::7f00:1]/", "url_not_public"],
+  ["https://10.0.0.1/", "url_not_public"],
+  ["https://10.255.255.255/", "url_not_public"],
+  ["https://172.16.0.1/", "url_not_public"],
+  ["https://172.31.255.254/", "url_not_public"],
+  ["https://192.168.0.1/", "url_not_public"],
+  ["https://169.254.169.254/latest/meta-data", "url_not_public"],
+  ["https://100.64.0.1/", "url_not_public"],
+  ["https://100.127.255.254/", "url_not_public"],
+  ["https://0.0.0.0/", "url_not_public"],
+  ["https://0/", "url_not_public"],
+  ["https://224.0.0.1/", "url_not_public"],
+  ["https://239.255.255.250/", "url_not_public"],
+  ["https://255.255.255.255/", "url_not_public"],
+  ["https://192.0.2.10/", "url_not_public"],
+  ["https://198.51.100.10/", "url_not_public"],
+  ["https://203.0.113.10/", "url_not_public"],
+  ["https://[fc00::1]/", "url_not_public"],
+  ["https://[fd12:3456::1]/", "url_not_public"],
+  ["https://[fe80::1]/", "url_not_public"],
+  ["https://[::]/", "url_not_public"],
+  ["https://[ff02::1]/", "url_not_public"],
+  ["https://[2001:db8::1]/", "url_not_public"],
+  ["https://private.example.test/", "url_not_public"],
+  ["https://loopback.example.test/", "url_not_public"],
+  ["https://metadata.example.test/", "url_not_public"],
+  ["https://v6local.example.test/", "url_not_public"],
+  ["https://empty.example.test/", "url_not_public"],
+  ["https://mixed.example.test/", "url_not_public"],
+];
+
+const accepted: readonly string[] = [
+  "https://93.184.215.14/hooks",
+  "https://8.8.8.8:8443/path?q=1",
+  "https://[2606:4700:4700::1111]/hooks",
+  "https://[::ffff:8.8.8.8]/",
+  "https://[64:ff9b::808:808]/",
+  "https://public.example.test/hooks",
+  "https://PUBLIC.example.test./hooks",
+  "https://public6.example.test/",
+  "https://dual.example.test/",
+  `https://public.example.test/${"a".repeat(2048 - "https://public.example.test/".length)}`,
+];
+
+describe("destination URL network policy", () => {
+  let fixture: ServerFixture;
+  let api: ApiClient;
+  let base: string;
+
+  before(async () => {
+    fixture = await serverFixture();
+    api = apiClient(fixture.server.url, fixture.owner.key);
+    base = `/v1/workspaces/${fixture.owner.id}/webhooks`;
+  });
+  after(() => fixture.dispose());
+
+  it("the rejected list covers at least 30 URLs", () => {
+    assert.ok(rejected.length >= 30);
+  });
+
+  for (const [url, code] of rejected) {
+    it(`rejects ${url.length > 60 ? `${url.slice(0, 40)}… (${url.length} characters)` : url} with ${code}`, async () => {
+      const response = await api.post<ErrorJson>(base, { url });
+      assert.equal(response.status, 400, response.text);
+      assert.equal(response.body.error.code, code);
+      assert.equal(response.body.error.param, "url");
+    });
+  }
+
+  for (const url of accepted) {
+    it(`accepts ${url.length > 60 ? `a URL of exactly ${url.length} characters` : url}`, async () => {
+      const response = await api.post<DestinationJson>(base, { url });
+      assert.equal(response.status, 201, response.text);
+      assert.equal(response.body.url, url);
+    });
+  }
+
+  it("nothing rejected was registered", async () => {
+    const listed = await api.get<{ data: DestinationJson[] }>(`${base}?limit=100`);
+    assert.equal(listed.body.data.length, accepted.length);
+  });
+});
+
+describe("SVC_ALLOW_PRIVATE_NETWORKS", () => {
+  let fixture: ServerFixture;
+  let api: ApiClient;
+  let base: string;
+
+  before(async () => {
+    fixture = await serverFixture({ SVC_ALLOW_PRIVATE_NETWORKS: "127.0.0.0/8,::1/128" });
+    api = apiClient(fixture.server.url, fixture.owner.key);
+    base = `/v1/workspaces/${fixture.owner.id}/webhooks`;
+  });
+  after(() => fixture.dispose());
+
+  it("admits the allowlisted ranges in every notation", async () => {
+    for (const url of [
+      "https://127.0.0.1:9443/",
+      "https://0x7f.1/",
+      "https://[::1]/",
+      "https://[::ffff:127.0.0.1]/",
+      "https://loopback.example.test/",
+    ]) {
+      const response = await api.post(base, { url });
+      assert.equal(response.status, 201, `${url}: ${response.text}`);
+    }
+  });
+
+  it("still refuses private ranges outside the allowlist", async () => {
+    for (const url of ["https://10.0.0.1/", "https://[fd00::1]/", "https://169.254.169.254/"]) {
+      const response = await api.post<ErrorJson>(base, { url });
+      assert.equal(response.body.error.code, "url_not_public", url);
+    }
+  });
+});

@@ -1,0 +1,33 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** The built `svc` binary (tests run from dist/test, after `npm run build`). */
+export const svcBin = fileURLToPath(new URL("../../src/bin/svc.js", import.meta.url));
+
+export interface SvcRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `svc` to completion as a subprocess, with `env` on top of a clean environment. */
+export function runSvc(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<SvcRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [svcBin, ...args], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? "", () => undefined);
+  });
+}
