@@ -199,6 +199,11 @@ export const errorCatalog = {
     exit: ExitStatus.usage,
     message: "The configuration is not valid.",
   },
+  listen_failed: {
+    status: null,
+    exit: ExitStatus.failure,
+    message: "The server could not listen on its address. Choose another --host or --port.",
+  },
   database_error: {
     status: null,
     exit: ExitStatus.failure,

@@ -4,6 +4,7 @@ import { buildApi } from "../api/app.ts";
 import { databaseLocation, resolveTable, type ServerConfig } from "../config/server-config.ts";
 import { loadEncryptionKey } from "../crypto/encryption-key.ts";
 import { SecretBox } from "../crypto/secret-box.ts";
+import { AppError } from "../errors.ts";
 import type { Clock, Store } from "../interfaces.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
 import { systemResolver, tableResolver } from "../net/resolver.ts";
@@ -36,7 +37,7 @@ export async function startServer(
       },
       logger,
     );
-    await app.listen({ host: config.host, port: config.port });
+    await listen(app, config);
   } catch (error) {
     await app?.close();
     await store.close();
@@ -55,6 +56,26 @@ export async function startServer(
       await store.close();
     },
   };
+}
+
+const listenFailures: Partial<Record<string, string>> = {
+  EADDRINUSE: "the port is already in use by another process",
+  EACCES: "permission denied (ports below 1024 need privileges)",
+  EADDRNOTAVAIL: "no interface of this machine has that address",
+};
+
+async function listen(app: FastifyInstance, config: ServerConfig): Promise<void> {
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = listenFailures[code ?? ""] ?? code ?? String(error);
+    throw new AppError(
+      "listen_failed",
+      `Cannot listen on ${config.host}:${config.port}: ${reason}. Choose another --host or --port.`,
+      { cause: error },
+    );
+  }
 }
 
 /** A PostgreSQL URL may carry a password; logs show it without. */

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { apiClient, type DestinationJson } from "../support/api.ts";
 import { initialise, startTestServer, type TestServer, type Workspace } from "../support/server.ts";
+import { runSvc } from "../support/svc.ts";
 import { tempDir } from "../support/temp.ts";
 
 describe("the server process", () => {
@@ -46,6 +47,24 @@ describe("the server process", () => {
     );
     assert.equal(response.status, 404);
     assert.equal(response.body.error.code, "route_not_found");
+  });
+
+  it("reports a port already in use plainly and exits 1", async () => {
+    const { createServer } = await import("node:net");
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const { port } = blocker.address() as { port: number };
+    try {
+      const run = await runSvc(["server", "--port", String(port)], { env: server.env });
+      assert.equal(run.code, 1);
+      assert.match(
+        run.stderr,
+        new RegExp(`Cannot listen on 127\\.0\\.0\\.1:${port}: the port is already in use`),
+      );
+      assert.match(run.stderr, /listen_failed/);
+    } finally {
+      blocker.close();
+    }
   });
 
   it("generates the encryption key file with mode 0600 on first start", async () => {
