@@ -45,6 +45,64 @@ export interface LastDelivery {
   readonly attempts: number;
   readonly lastAttemptAt: Date | null;
   readonly event: EventType;
+  /** The notification id (`Webhook-Id`). */
+  readonly notificationId: string;
+  /** When the next attempt is due; null unless pending. */
+  readonly nextAttemptAt: Date | null;
+  readonly lastStatusCode: number | null;
+  readonly lastError: string | null;
+}
+
+/** A published event: the notification body is serialised once, here, and never again. */
+export interface NewEvent {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly type: EventType;
+  /** The exact bytes every attempt sends and signs. */
+  readonly body: string;
+  readonly createdAt: Date;
+}
+
+/** A delivery claimed by a worker, with everything one attempt needs. */
+export interface ClaimedDelivery {
+  readonly seq: number;
+  readonly eventId: string;
+  readonly eventType: EventType;
+  readonly body: string;
+  /** Attempts made before this one. */
+  readonly attempts: number;
+  readonly destination: {
+    readonly id: string;
+    readonly url: string;
+    readonly active: boolean;
+    readonly deleted: boolean;
+    /** Null once the destination is deleted. */
+    readonly secretCiphertext: string | null;
+  };
+}
+
+/** One attempt as the attempts log keeps it. */
+export interface AttemptRecord {
+  readonly startedAt: Date;
+  readonly durationMs: number;
+  readonly statusCode: number | null;
+  /** A short class such as `timeout`, `connection`, `http_status`; null when delivered. */
+  readonly errorClass: string | null;
+}
+
+/** Where a delivery stands after an attempt. */
+export type DeliveryResult =
+  | { readonly status: "delivered" }
+  | { readonly status: "pending"; readonly nextAttemptAt: Date }
+  | { readonly status: "failed" };
+
+/** What a worker reports for a claimed delivery. */
+export interface AttemptReport {
+  /** Null when no attempt was made (for example, the destination was deactivated). */
+  readonly attempt: AttemptRecord | null;
+  readonly result: DeliveryResult;
+  /** For `last_error`: what went wrong, in words; never a body or a secret. */
+  readonly error: string | null;
 }
 
 export interface Page<T> {
@@ -111,6 +169,29 @@ export interface Store {
   ): Promise<Destination | null>;
   /** Returns false for an unknown, already deleted, or other workspace's id. */
   deleteDestination(workspaceId: string, id: string): Promise<boolean>;
+  /** The latest delivery to the destination, or null when none was ever queued. */
+  getLastDelivery(workspaceId: string, destinationId: string): Promise<LastDelivery | null>;
+
+  /**
+   * The transactional outbox: records the event and one pending delivery per matching
+   * destination (active, not deleted, subscribed by name or `*`) in one transaction.
+   * Returns how many deliveries were queued.
+   */
+  publishEvent(event: NewEvent): Promise<number>;
+  /**
+   * Claims up to `limit` due deliveries for `owner` until `leaseMs` from now: they are due
+   * again by themselves if the owner never reports back.
+   */
+  claimDueDeliveries(owner: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  /**
+   * Records the attempt, if one was made, and where the delivery now stands. Changes nothing,
+   * returning false, if `owner` no longer holds the claim.
+   */
+  finishAttempt(owner: string, seq: number, report: AttemptReport): Promise<boolean>;
+  /** When the earliest pending delivery is due, or null when none is pending. */
+  nextDueAt(): Promise<Date | null>;
+  /** Deletes attempt records that started before `before`; returns how many. */
+  pruneAttempts(before: Date): Promise<number>;
 
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { ApiDependencies } from "./dependencies.ts";
 import { registerErrorHandling } from "./error-handler.ts";
+import { registerEventRoutes } from "./events/routes.ts";
 import { registerWebhookRoutes } from "./webhooks/routes.ts";
 
 /** Builds the HTTP API; listening is left to the caller (tests can `inject()` instead). */
@@ -17,5 +18,6 @@ export function buildApi(
   registerErrorHandling(app);
   app.get("/healthz", () => ({ status: "ok" }));
   registerWebhookRoutes(app, dependencies);
+  registerEventRoutes(app, dependencies);
   return app;
 }

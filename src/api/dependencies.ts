@@ -9,4 +9,6 @@ export interface ApiDependencies {
   readonly resolver: Resolver;
   readonly addressPolicy: AddressPolicy;
   readonly clock: Clock;
+  /** Called after an event is committed, so that a worker in this process starts at once. */
+  readonly onEventPublished: () => void;
 }

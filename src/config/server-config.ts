@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
 import { AppError } from "../errors.ts";
+import { parseDuration } from "../lib/duration.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
 
 /**
@@ -20,38 +21,66 @@ const csv = (value: unknown): unknown =>
         .filter((item) => item.length > 0)
     : value;
 
-const schema = z.strictObject({
-  /** Interface the API listens on. Default 127.0.0.1. */
-  host: z.string().min(1),
-  /** TCP port of the API. Default 8787. */
-  port: z.coerce.number().int().min(0).max(65535),
-  /** A SQLite file path, or a postgres:// URL. Default: `svc.db` in the data directory. */
-  database: z.string().min(1).optional(),
-  /** Where the SQLite database and the generated encryption key live. */
-  dataDir: z.string().min(1),
-  /** 32 bytes, base64: encrypts signing secrets at rest. Default: a key file in the data dir. */
-  encryptionKey: z.string().min(1).optional(),
-  /** CIDR ranges that destinations may reach although private. Development and tests only. */
-  allowPrivateNetworks: z.preprocess(
-    csv,
-    z.array(
-      z.string().refine((cidr) => AddressPolicy.isValidCidr(cidr), {
-        message: "must be CIDR ranges such as 127.0.0.0/8 or ::1/128",
-      }),
-    ),
-  ),
-  /**
-   * Fixed answers for host names, like /etc/hosts: `name=address` entries, comma-separated;
-   * repeat a name for several addresses. Other names use the system resolver.
-   */
-  resolve: z.preprocess(
-    csv,
-    z.array(
-      z.string().regex(/^[^=\s]+=[^=\s]+$/, { message: "entries must be written name=address" }),
-    ),
-  ),
-  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
+/** A duration such as `50ms`, `5s`, `2m`, `1h` or `1d`, in milliseconds. */
+const duration = z.string().transform((text, context) => {
+  const ms = parseDuration(text);
+  if (ms === null) {
+    context.addIssue({
+      code: "custom",
+      message: "must be a duration such as 500ms, 10s, 2m, 1h or 1d",
+    });
+    return z.NEVER;
+  }
+  return ms;
 });
+
+const schema = z
+  .strictObject({
+    /** Interface the API listens on. Default 127.0.0.1. */
+    host: z.string().min(1),
+    /** TCP port of the API. Default 8787. */
+    port: z.coerce.number().int().min(0).max(65535),
+    /** A SQLite file path, or a postgres:// URL. Default: `svc.db` in the data directory. */
+    database: z.string().min(1).optional(),
+    /** Where the SQLite database and the generated encryption key live. */
+    dataDir: z.string().min(1),
+    /** 32 bytes, base64: encrypts signing secrets at rest. Default: a key file in the data dir. */
+    encryptionKey: z.string().min(1).optional(),
+    /** CIDR ranges that destinations may reach although private. Development and tests only. */
+    allowPrivateNetworks: z.preprocess(
+      csv,
+      z.array(
+        z.string().refine((cidr) => AddressPolicy.isValidCidr(cidr), {
+          message: "must be CIDR ranges such as 127.0.0.0/8 or ::1/128",
+        }),
+      ),
+    ),
+    /**
+     * Fixed answers for host names, like /etc/hosts: `name=address` entries, comma-separated;
+     * repeat a name for several addresses. Other names use the system resolver.
+     */
+    resolve: z.preprocess(
+      csv,
+      z.array(
+        z.string().regex(/^[^=\s]+=[^=\s]+$/, { message: "entries must be written name=address" }),
+      ),
+    ),
+    logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
+    /** Waits between attempts after a failure; when spent, the delivery has failed. */
+    retrySchedule: z.preprocess(csv, z.array(duration)),
+    /** The whole exchange of one attempt: connect, send, answer. Default 10s. */
+    deliveryTimeout: duration.refine((ms) => ms > 0, { message: "must be more than 0" }),
+    /** Attempts in flight at once. Default 64. */
+    deliveryConcurrency: z.coerce.number().int().min(1).max(10_000),
+    /** How long a worker's claim holds; must exceed the timeout. Default 60s. */
+    deliveryLease: duration,
+    /** How long attempt records are kept. Default 30d. */
+    attemptRetention: duration,
+  })
+  .refine((config) => config.deliveryLease > config.deliveryTimeout, {
+    path: ["deliveryLease"],
+    message: "must be longer than the delivery timeout",
+  });
 
 export type ServerConfig = Readonly<z.infer<typeof schema>>;
 
@@ -79,6 +108,11 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     allowPrivateNetworks: [],
     resolve: [],
     logLevel: "info",
+    retrySchedule: "5s,30s,2m,10m,30m,1h,2h,4h,8h,12h,24h,24h",
+    deliveryTimeout: "10s",
+    deliveryConcurrency: 64,
+    deliveryLease: "60s",
+    attemptRetention: "30d",
   };
 }
 
@@ -91,6 +125,11 @@ const environmentNames: Record<keyof ServerConfig, string> = {
   allowPrivateNetworks: "SVC_ALLOW_PRIVATE_NETWORKS",
   resolve: "SVC_RESOLVE",
   logLevel: "SVC_LOG_LEVEL",
+  retrySchedule: "SVC_RETRY_SCHEDULE",
+  deliveryTimeout: "SVC_DELIVERY_TIMEOUT",
+  deliveryConcurrency: "SVC_DELIVERY_CONCURRENCY",
+  deliveryLease: "SVC_DELIVERY_LEASE",
+  attemptRetention: "SVC_ATTEMPT_RETENTION",
 };
 
 function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {

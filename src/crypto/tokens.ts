@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 
 /** Public identifiers: a type prefix and 96 random bits, e.g. `dst_5f0c…`. */
-export function newId(prefix: "ws" | "key" | "dst"): string {
+export function newId(prefix: "ws" | "key" | "dst" | "evt"): string {
   return `${prefix}_${randomBytes(12).toString("hex")}`;
 }
 

@@ -4,6 +4,9 @@ import { buildApi } from "../api/app.ts";
 import { databaseLocation, resolveTable, type ServerConfig } from "../config/server-config.ts";
 import { loadEncryptionKey } from "../crypto/encryption-key.ts";
 import { SecretBox } from "../crypto/secret-box.ts";
+import { HttpSender } from "../delivery/http-sender.ts";
+import { RetrySchedule } from "../delivery/retry-schedule.ts";
+import { DeliveryWorker } from "../delivery/worker.ts";
 import { AppError } from "../errors.ts";
 import type { Clock, Store } from "../interfaces.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
@@ -17,29 +20,62 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The composition root: config → store → API. */
+/** How soon an idle worker looks for work that another process queued. */
+const idlePollMs = 1000;
+
+/** The composition root: config → store → delivery worker and API. */
 export async function startServer(
   config: ServerConfig,
   logger: Logger,
   clock: Clock,
 ): Promise<RunningServer> {
   const store: Store = await openStore(databaseLocation(config), clock);
+  const resolver = tableResolver(resolveTable(config), systemResolver);
+  const addressPolicy = new AddressPolicy(config.allowPrivateNetworks);
+  const sender = new HttpSender({ connectionsPerOrigin: 16, timeoutMs: config.deliveryTimeout });
+  let worker: DeliveryWorker | undefined;
   let app: FastifyInstance | undefined;
   try {
     const secretBox = new SecretBox(await loadEncryptionKey(config.encryptionKey, config.dataDir));
+    const deliveryWorker = new DeliveryWorker(
+      store,
+      {
+        secretBox,
+        resolver,
+        addressPolicy,
+        sender,
+        clock,
+        schedule: new RetrySchedule(config.retrySchedule),
+        timeoutMs: config.deliveryTimeout,
+      },
+      logger,
+      {
+        concurrency: config.deliveryConcurrency,
+        leaseMs: config.deliveryLease,
+        idlePollMs,
+        attemptRetentionMs: config.attemptRetention,
+      },
+    );
+    worker = deliveryWorker;
+    deliveryWorker.start();
     app = buildApi(
       {
         store,
         secretBox,
         clock,
-        resolver: tableResolver(resolveTable(config), systemResolver),
-        addressPolicy: new AddressPolicy(config.allowPrivateNetworks),
+        resolver,
+        addressPolicy,
+        onEventPublished: () => {
+          deliveryWorker.wake();
+        },
       },
       logger,
     );
     await listen(app, config);
   } catch (error) {
     await app?.close();
+    await worker?.stop();
+    await sender.close();
     await store.close();
     throw error;
   }
@@ -49,10 +85,14 @@ export async function startServer(
   const url = `http://${host}:${port}`;
   logger.info({ url, database: redactDatabase(databaseLocation(config)) }, "svc server ready");
   const api = app;
+  const runningWorker = worker;
   return {
     url,
+    // API first (no new events), then the worker (attempts in flight finish), then the rest.
     async close() {
       await api.close();
+      await runningWorker.stop();
+      await sender.close();
       await store.close();
     },
   };

@@ -19,6 +19,12 @@ export type Dialect = "sqlite" | "postgres";
 export interface Database extends SqlExecutor {
   readonly dialect: Dialect;
   /**
+   * Appended to the SELECT that picks rows to claim, so that concurrent claimers skip each
+   * other's rows: `FOR UPDATE SKIP LOCKED` on PostgreSQL; empty on SQLite, where a write
+   * transaction is exclusive anyway.
+   */
+  readonly claimLockClause: string;
+  /**
    * Runs `work` in one transaction that holds the write lock from its start, so that two
    * transactions never interleave their reads and writes. Commits when `work` resolves,
    * rolls back when it throws.

@@ -1,9 +1,13 @@
 import type {
   ApiKey,
+  AttemptReport,
+  ClaimedDelivery,
   Clock,
   Destination,
   DestinationChanges,
+  LastDelivery,
   NewApiKey,
+  NewEvent,
   NewDestination,
   Page,
   Store,
@@ -18,6 +22,14 @@ import {
   selectDestinationPage,
   updateDestination,
 } from "./sql/destinations.ts";
+import {
+  claimDueDeliveries,
+  deleteAttemptsBefore,
+  finishAttempt,
+  selectLastDelivery,
+  selectNextDueAt,
+} from "./sql/deliveries.ts";
+import { insertEventWithDeliveries } from "./sql/events.ts";
 import { initialiseInstance, insertWorkspace, selectWorkspace } from "./sql/workspaces.ts";
 
 /**
@@ -88,6 +100,30 @@ export class SqlStore implements Store {
 
   deleteDestination(workspaceId: string, id: string): Promise<boolean> {
     return deleteDestination(this.#db, workspaceId, id, this.#now());
+  }
+
+  getLastDelivery(workspaceId: string, destinationId: string): Promise<LastDelivery | null> {
+    return selectLastDelivery(this.#db, workspaceId, destinationId);
+  }
+
+  publishEvent(event: NewEvent): Promise<number> {
+    return this.#db.transaction((tx) => insertEventWithDeliveries(tx, event));
+  }
+
+  claimDueDeliveries(owner: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    return claimDueDeliveries(this.#db, owner, limit, this.#now(), leaseMs);
+  }
+
+  finishAttempt(owner: string, seq: number, report: AttemptReport): Promise<boolean> {
+    return this.#db.transaction((tx) => finishAttempt(tx, owner, seq, report, this.#now()));
+  }
+
+  nextDueAt(): Promise<Date | null> {
+    return selectNextDueAt(this.#db);
+  }
+
+  pruneAttempts(before: Date): Promise<number> {
+    return deleteAttemptsBefore(this.#db, before.getTime());
   }
 
   close(): Promise<void> {

@@ -12,7 +12,7 @@ import {
   updateBody,
   workspaceParams,
 } from "./input.ts";
-import { destinationBody, type LastDeliveryBody } from "./serialize.ts";
+import { destinationBody, lastDeliveryBody } from "./serialize.ts";
 
 const collection = "/v1/workspaces/:workspace/webhooks";
 const member = `${collection}/:id`;
@@ -60,9 +60,11 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
     await authorise(store, request, workspace, "webhooks:read");
     const destination = await store.getDestination(workspace, id);
     if (destination === null) throw notFound(id);
-    // Deliveries are recorded by the delivery engine; until one is, there is none to show.
-    const lastDelivery: LastDeliveryBody | null = null;
-    return { ...destinationBody(destination), last_delivery: lastDelivery };
+    const lastDelivery = await store.getLastDelivery(workspace, id);
+    return {
+      ...destinationBody(destination),
+      last_delivery: lastDelivery === null ? null : lastDeliveryBody(lastDelivery),
+    };
   });
 
   app.patch(member, async (request) => {

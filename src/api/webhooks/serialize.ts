@@ -10,11 +10,16 @@ export interface DestinationBody {
   readonly updated_at: string;
 }
 
+/** `last_delivery` of `get`: what happened, never a secret or a body. */
 export interface LastDeliveryBody {
   readonly status: LastDelivery["status"];
   readonly attempts: number;
   readonly last_attempt_at: string | null;
   readonly event: string;
+  readonly notification_id: string;
+  readonly next_attempt_at: string | null;
+  readonly last_status_code: number | null;
+  readonly last_error: string | null;
 }
 
 export function destinationBody(destination: Destination): DestinationBody {
@@ -25,5 +30,18 @@ export function destinationBody(destination: Destination): DestinationBody {
     active: destination.active,
     created_at: destination.createdAt.toISOString(),
     updated_at: destination.updatedAt.toISOString(),
+  };
+}
+
+export function lastDeliveryBody(delivery: LastDelivery): LastDeliveryBody {
+  return {
+    status: delivery.status,
+    attempts: delivery.attempts,
+    last_attempt_at: delivery.lastAttemptAt?.toISOString() ?? null,
+    event: delivery.event,
+    notification_id: delivery.notificationId,
+    next_attempt_at: delivery.nextAttemptAt?.toISOString() ?? null,
+    last_status_code: delivery.lastStatusCode,
+    last_error: delivery.lastError,
   };
 }

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { newId } from "../../crypto/tokens.ts";
+import { EVENT_TYPES } from "../../interfaces.ts";
+import { authorise } from "../authenticate.ts";
+import type { ApiDependencies } from "../dependencies.ts";
+import { parseInput, workspaceParams } from "../webhooks/input.ts";
+import { API_VERSION, serialiseNotification, type NotificationHead } from "./notification.ts";
+
+const publishBody = z.strictObject({
+  type: z.enum(EVENT_TYPES, { error: `type must be one of: ${EVENT_TYPES.join(", ")}` }),
+  data: z.strictObject({
+    object: z.record(z.string(), z.unknown(), { error: "data.object must be a JSON object" }),
+  }),
+});
+
+export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDependencies): void {
+  const { store, clock } = dependencies;
+
+  app.post("/v1/workspaces/:workspace/events", async (request, reply) => {
+    const { workspace } = parseInput(workspaceParams, request.params);
+    await authorise(store, request, workspace, "events:write");
+    const input = parseInput(publishBody, request.body);
+    const createdAt = clock.now();
+    const head: NotificationHead = {
+      id: newId("evt"),
+      type: input.type,
+      api_version: API_VERSION,
+      created: Math.floor(createdAt.getTime() / 1000),
+    };
+    // Committed, with one delivery per matching destination, before the 202 is sent.
+    await store.publishEvent({
+      id: head.id,
+      workspaceId: workspace,
+      type: head.type,
+      body: serialiseNotification(head, input.data.object),
+      createdAt,
+    });
+    dependencies.onEventPublished();
+    return reply.status(202).send(head);
+  });
+}

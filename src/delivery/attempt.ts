@@ -1,0 +1,135 @@
+import type { SecretBox } from "../crypto/secret-box.ts";
+import { AppError } from "../errors.ts";
+import type { AttemptReport, ClaimedDelivery, Clock, Resolver } from "../interfaces.ts";
+import type { AddressPolicy } from "../net/address-policy.ts";
+import { checkDestinationUrl } from "../net/destination-url.ts";
+import { signatureHeader } from "../receiver/signature.ts";
+import { VERSION } from "../version.ts";
+import type { HttpSender, SendOutcome } from "./http-sender.ts";
+import { parseRetryAfter, type RetrySchedule } from "./retry-schedule.ts";
+
+export interface AttemptDependencies {
+  readonly secretBox: SecretBox;
+  readonly resolver: Resolver;
+  readonly addressPolicy: AddressPolicy;
+  readonly sender: HttpSender;
+  readonly schedule: RetrySchedule;
+  readonly clock: Clock;
+  readonly timeoutMs: number;
+}
+
+const userAgent = `svc-webhooks/${VERSION}`;
+
+/** What came of an attempt: the receiver's answer, a failure to reach it, or our own refusal. */
+type Outcome =
+  SendOutcome | { kind: "refused"; message: string; errorClass: string; final: boolean };
+
+/** Ends a delivery without an attempt: there is no longer anyone to deliver to. */
+function notApplicable(error: string): AttemptReport {
+  return { attempt: null, result: { status: "failed" }, error };
+}
+
+/**
+ * One attempt of one claimed delivery: re-check the destination and its addresses, sign the
+ * stored body with a fresh timestamp, POST it, and decide what happens next.
+ */
+export async function attemptDelivery(
+  delivery: ClaimedDelivery,
+  dependencies: AttemptDependencies,
+): Promise<AttemptReport> {
+  const { destination } = delivery;
+  if (destination.deleted || destination.secretCiphertext === null) {
+    return notApplicable("the destination was deleted before delivery");
+  }
+  if (!destination.active) return notApplicable("the destination was deactivated before delivery");
+
+  const startedAt = dependencies.clock.now();
+  const attemptsMade = delivery.attempts + 1;
+  const finish = (outcome: Outcome): AttemptReport =>
+    decide(outcome, { startedAt, attemptsMade, dependencies });
+
+  let addresses: string[];
+  try {
+    addresses = await checkDestinationUrl(destination.url, dependencies);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    // A name that no longer resolves may come back; an address that is not public is refused.
+    const final = error.code !== "url_unresolvable";
+    return finish({ kind: "refused", message: error.message, errorClass: error.code, final });
+  }
+
+  const secret = dependencies.secretBox.decrypt(destination.secretCiphertext, destination.id);
+  const timestamp = Math.floor(startedAt.getTime() / 1000);
+  const outcome = await dependencies.sender.send({
+    url: new URL(destination.url),
+    addresses,
+    timeoutMs: dependencies.timeoutMs,
+    body: delivery.body,
+    headers: {
+      "content-type": "application/json",
+      "user-agent": userAgent,
+      "webhook-id": delivery.eventId,
+      "webhook-signature": signatureHeader(secret, timestamp, delivery.body),
+    },
+  });
+  return finish(outcome);
+}
+
+function decide(
+  outcome: Outcome,
+  context: { startedAt: Date; attemptsMade: number; dependencies: AttemptDependencies },
+): AttemptReport {
+  const { startedAt, attemptsMade, dependencies } = context;
+  const now = dependencies.clock.now();
+  const statusCode = outcome.kind === "response" ? outcome.statusCode : null;
+  const attempt = {
+    startedAt,
+    durationMs: now.getTime() - startedAt.getTime(),
+    statusCode,
+    errorClass: errorClassOf(outcome),
+  };
+  if (statusCode !== null && statusCode >= 200 && statusCode < 300) {
+    return { attempt, result: { status: "delivered" }, error: null };
+  }
+  const error = describe(outcome);
+  if (outcome.kind === "refused" && outcome.final) {
+    return { attempt, result: { status: "failed" }, error };
+  }
+  const retryAfter =
+    outcome.kind === "response" && (statusCode === 429 || statusCode === 503)
+      ? parseRetryAfter(outcome.retryAfter, now)
+      : null;
+  const delay = dependencies.schedule.delayAfter(attemptsMade, retryAfter);
+  if (delay === null) {
+    return { attempt, result: { status: "failed" }, error: `${error}; retries exhausted` };
+  }
+  return {
+    attempt,
+    result: { status: "pending", nextAttemptAt: new Date(now.getTime() + delay) },
+    error,
+  };
+}
+
+function errorClassOf(outcome: Outcome): string | null {
+  switch (outcome.kind) {
+    case "response":
+      if (outcome.statusCode >= 200 && outcome.statusCode < 300) return null;
+      return outcome.statusCode >= 300 && outcome.statusCode < 400 ? "redirect" : "http_status";
+    case "error":
+    case "refused":
+      return outcome.errorClass;
+  }
+}
+
+function describe(outcome: Outcome): string {
+  switch (outcome.kind) {
+    case "response":
+      return outcome.statusCode >= 300 && outcome.statusCode < 400
+        ? `the receiver answered ${outcome.statusCode}, a redirect, which is not followed`
+        : `the receiver answered ${outcome.statusCode}`;
+    case "error":
+      return outcome.message;
+    case "refused":
+      return outcome.message;
+  }
+}

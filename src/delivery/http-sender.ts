@@ -1,0 +1,132 @@
+import type { LookupAddress, LookupOptions } from "node:dns";
+import ipaddr from "ipaddr.js";
+import { Agent, request } from "undici";
+
+export interface SendRequest {
+  readonly url: URL;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+  /** The whole exchange: connection, request, response head and (capped) body. */
+  readonly timeoutMs: number;
+  /** The addresses of the URL's host that were just checked; the connection uses only these. */
+  readonly addresses: readonly string[];
+}
+
+export type ErrorClass = "timeout" | "connection" | "tls" | "protocol";
+
+export type SendOutcome =
+  | { readonly kind: "response"; readonly statusCode: number; readonly retryAfter?: string }
+  | { readonly kind: "error"; readonly errorClass: ErrorClass; readonly message: string };
+
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/** Response bodies are read up to this many bytes and discarded. */
+const responseBodyLimit = 4096;
+
+/**
+ * POSTs notifications with keep-alive connection pools per origin (undici). Redirects are
+ * never followed (undici's `request` does not follow them). Connections are opened only to
+ * addresses the caller has just checked: the agent's `lookup` answers from the addresses
+ * pinned for the host name by the attempt, never from a second DNS query, so there is no
+ * window in which DNS could rebind the name to a private address.
+ */
+export class HttpSender {
+  readonly #pinned = new Map<string, readonly string[]>();
+  readonly #agent: Agent;
+
+  constructor(options: { connectionsPerOrigin: number; timeoutMs: number }) {
+    this.#agent = new Agent({
+      connections: options.connectionsPerOrigin,
+      keepAliveTimeout: 30_000,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      connect: {
+        timeout: options.timeoutMs,
+        lookup: (...args) => {
+          this.#lookup(...args);
+        },
+      },
+    });
+  }
+
+  #lookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+    const pinned = this.#pinned.get(hostname);
+    if (pinned === undefined || pinned.length === 0) {
+      const error: NodeJS.ErrnoException = new Error(`${hostname} has no checked address`);
+      error.code = "ENOTFOUND";
+      callback(error, []);
+      return;
+    }
+    const wanted = options.family === 4 || options.family === 6 ? options.family : null;
+    const answers = pinned
+      .map((address) => ({ address, family: ipaddr.parse(address).kind() === "ipv6" ? 6 : 4 }))
+      .filter((answer) => wanted === null || answer.family === wanted);
+    const [first] = answers;
+    if (options.all === true) callback(null, answers);
+    else if (first === undefined)
+      callback(new Error(`${hostname} has no IPv${wanted ?? ""} address`), []);
+    else callback(null, first.address, first.family);
+  }
+
+  async send(message: SendRequest): Promise<SendOutcome> {
+    this.#pinned.set(message.url.hostname, message.addresses);
+    const signal = AbortSignal.timeout(message.timeoutMs);
+    try {
+      const response = await request(message.url, {
+        dispatcher: this.#agent,
+        method: "POST",
+        headers: message.headers,
+        body: message.body,
+        signal,
+      });
+      await response.body.dump({ limit: responseBodyLimit, signal });
+      const retryAfter = response.headers["retry-after"];
+      return {
+        kind: "response",
+        statusCode: response.statusCode,
+        ...(typeof retryAfter === "string" ? { retryAfter } : {}),
+      };
+    } catch (error) {
+      return classifyError(error, signal.aborted, message.timeoutMs);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+}
+
+const timeoutCodes = new Set([
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+]);
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string") return code;
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause === undefined ? undefined : errorCode(cause);
+}
+
+function classifyError(error: unknown, timedOut: boolean, timeoutMs: number): SendOutcome {
+  const code = errorCode(error) ?? "";
+  if (timedOut || timeoutCodes.has(code)) {
+    return { kind: "error", errorClass: "timeout", message: `no answer within ${timeoutMs}ms` };
+  }
+  if (/CERT|TLS|SSL|SIGNATURE/.test(code)) {
+    return { kind: "error", errorClass: "tls", message: `TLS failed (${code})` };
+  }
+  if (code.startsWith("UND_ERR") && code !== "UND_ERR_SOCKET") {
+    return { kind: "error", errorClass: "protocol", message: `HTTP failed (${code})` };
+  }
+  return {
+    kind: "error",
+    errorClass: "connection",
+    message: `connection failed (${code || "unknown"})`,
+  };
+}

@@ -1,0 +1,141 @@
+import { randomBytes } from "node:crypto";
+import type { FastifyBaseLogger } from "fastify";
+import type { ClaimedDelivery, Store } from "../interfaces.ts";
+import { attemptDelivery, type AttemptDependencies } from "./attempt.ts";
+import { WorkSignal } from "./work-signal.ts";
+
+export interface WorkerOptions {
+  /** Attempts in flight at once, across all destinations. */
+  readonly concurrency: number;
+  /** How long a claim holds before the delivery is due again for any worker. */
+  readonly leaseMs: number;
+  /** The longest the worker sleeps when idle: how soon it notices work another process queued. */
+  readonly idlePollMs: number;
+  /** Attempt records older than this are pruned. */
+  readonly attemptRetentionMs: number;
+}
+
+const pruneIntervalMs = 3_600_000;
+
+/**
+ * Claims due deliveries in batches (as many as there are free slots), attempts them
+ * concurrently, and reports each result. It sleeps until the next delivery is due, or until
+ * `wake()` says new work was published, or until `idlePollMs` has passed.
+ */
+export class DeliveryWorker {
+  readonly #owner = `worker_${randomBytes(8).toString("hex")}`;
+  readonly #store: Store;
+  readonly #dependencies: AttemptDependencies;
+  readonly #logger: FastifyBaseLogger;
+  readonly #options: WorkerOptions;
+  readonly #signal = new WorkSignal();
+  readonly #inFlight = new Set<Promise<void>>();
+  #running = false;
+  #loop: Promise<void> = Promise.resolve();
+  #nextPruneAt = 0;
+
+  constructor(
+    store: Store,
+    dependencies: AttemptDependencies,
+    logger: FastifyBaseLogger,
+    options: WorkerOptions,
+  ) {
+    this.#store = store;
+    this.#dependencies = dependencies;
+    this.#logger = logger.child({ worker: this.#owner });
+    this.#options = options;
+  }
+
+  start(): void {
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  /** New work may be due now. */
+  wake(): void {
+    this.#signal.notify();
+  }
+
+  /** Stops claiming, and waits for the attempts in flight (each bounded by the timeout). */
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#signal.notify();
+    await this.#loop;
+    await Promise.all(this.#inFlight);
+  }
+
+  async #run(): Promise<void> {
+    while (this.#running) {
+      try {
+        await this.#pruneWhenDue();
+        const free = this.#options.concurrency - this.#inFlight.size;
+        const claimed =
+          free > 0
+            ? await this.#store.claimDueDeliveries(this.#owner, free, this.#options.leaseMs)
+            : [];
+        for (const delivery of claimed) this.#begin(delivery);
+        // A full batch suggests more are due: claim again as soon as a slot frees.
+        if (free > 0 && claimed.length === free) continue;
+        await this.#signal.wait(await this.#idleDelay());
+      } catch (error) {
+        this.#logger.error({ err: error }, "delivery loop failed; trying again in 1s");
+        await this.#signal.wait(1000);
+      }
+    }
+  }
+
+  async #idleDelay(): Promise<number> {
+    if (this.#inFlight.size >= this.#options.concurrency) return this.#options.idlePollMs;
+    const due = await this.#store.nextDueAt();
+    if (due === null) return this.#options.idlePollMs;
+    const untilDue = due.getTime() - this.#dependencies.clock.now().getTime();
+    return Math.min(Math.max(untilDue, 0), this.#options.idlePollMs);
+  }
+
+  #begin(delivery: ClaimedDelivery): void {
+    const task = this.#attempt(delivery).finally(() => {
+      this.#inFlight.delete(task);
+      this.#signal.notify();
+    });
+    this.#inFlight.add(task);
+  }
+
+  async #attempt(delivery: ClaimedDelivery): Promise<void> {
+    const context = {
+      event_id: delivery.eventId,
+      destination_id: delivery.destination.id,
+      attempt: delivery.attempts + 1,
+    };
+    try {
+      const report = await attemptDelivery(delivery, this.#dependencies);
+      const recorded = await this.#store.finishAttempt(this.#owner, delivery.seq, report);
+      const details = {
+        ...context,
+        status: report.result.status,
+        status_code: report.attempt?.statusCode ?? null,
+        error_class: report.attempt?.errorClass ?? null,
+        duration_ms: report.attempt?.durationMs ?? null,
+      };
+      if (!recorded) {
+        this.#logger.warn(details, "delivery lease expired before the result was recorded");
+      } else if (report.result.status === "failed") {
+        this.#logger.warn({ ...details, reason: report.error }, "delivery failed");
+      } else {
+        this.#logger.debug(details, "delivery attempted");
+      }
+    } catch (error) {
+      // Left claimed: the lease expires and the delivery is attempted again then.
+      this.#logger.error({ ...context, err: error }, "delivery attempt failed unexpectedly");
+    }
+  }
+
+  async #pruneWhenDue(): Promise<void> {
+    const now = this.#dependencies.clock.now().getTime();
+    if (now < this.#nextPruneAt) return;
+    this.#nextPruneAt = now + pruneIntervalMs;
+    const pruned = await this.#store.pruneAttempts(
+      new Date(now - this.#options.attemptRetentionMs),
+    );
+    if (pruned > 0) this.#logger.info({ pruned }, "pruned old delivery attempt records");
+  }
+}

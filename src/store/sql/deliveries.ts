@@ -1,0 +1,170 @@
+import type {
+  AttemptReport,
+  ClaimedDelivery,
+  DeliveryStatus,
+  EventType,
+  LastDelivery,
+} from "../../interfaces.ts";
+import type { Database, SqlExecutor, SqlValue } from "../database.ts";
+import { toBoolean, toNullableDate } from "./rows.ts";
+
+interface ClaimedRow extends Record<string, unknown> {
+  seq: number | string;
+  event_id: string;
+  event_type: EventType;
+  attempts: number | string;
+  body: string;
+  destination_id: string;
+  url: string;
+  active: number | boolean;
+  deleted_at: number | string | null;
+  secret_ciphertext: string | null;
+}
+
+/**
+ * Claims due deliveries, oldest due first. The claim moves `next_attempt_at` to the end of the
+ * lease: if the owner dies, the rows are simply due again then (at-least-once delivery).
+ */
+export async function claimDueDeliveries(
+  db: Database,
+  owner: string,
+  limit: number,
+  now: number,
+  leaseMs: number,
+): Promise<ClaimedDelivery[]> {
+  return db.transaction(async (tx) => {
+    const claimed = await tx.query<{ seq: number | string }>(
+      `UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
+       WHERE seq IN (SELECT seq FROM deliveries
+                     WHERE status = 'pending' AND next_attempt_at <= $3
+                     ORDER BY next_attempt_at LIMIT $4 ${db.claimLockClause})
+       RETURNING seq`,
+      [now + leaseMs, owner, now, limit],
+    );
+    if (claimed.length === 0) return [];
+    const seqs = claimed.map((row) => Number(row.seq));
+    const placeholders = seqs.map((_, index) => `$${index + 1}`).join(", ");
+    const rows = await tx.query<ClaimedRow>(
+      `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, e.body,
+              d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext
+       FROM deliveries dl
+       JOIN events e ON e.id = dl.event_id
+       JOIN destinations d ON d.id = dl.destination_id
+       WHERE dl.seq IN (${placeholders})
+       ORDER BY dl.seq`,
+      seqs,
+    );
+    return rows.map(toClaimedDelivery);
+  });
+}
+
+function toClaimedDelivery(row: ClaimedRow): ClaimedDelivery {
+  return {
+    seq: Number(row.seq),
+    eventId: row.event_id,
+    eventType: row.event_type,
+    body: row.body,
+    attempts: Number(row.attempts),
+    destination: {
+      id: row.destination_id,
+      url: row.url,
+      active: toBoolean(row.active),
+      deleted: row.deleted_at !== null,
+      secretCiphertext: row.secret_ciphertext,
+    },
+  };
+}
+
+/** Call inside a transaction. Only the current lease owner may report. */
+export async function finishAttempt(
+  tx: SqlExecutor,
+  owner: string,
+  seq: number,
+  { attempt, result, error }: AttemptReport,
+  now: number,
+): Promise<boolean> {
+  const nextAttemptAt = result.status === "pending" ? result.nextAttemptAt.getTime() : null;
+  const values: SqlValue[] = [seq, owner, result.status, nextAttemptAt, error, now];
+  // An attempt that was made counts, and its time and status become the latest.
+  const attemptAssignments =
+    attempt === null
+      ? ""
+      : ", attempts = attempts + 1, last_attempt_at = $7, last_status_code = $8";
+  if (attempt !== null) values.push(attempt.startedAt.getTime(), attempt.statusCode);
+  const changed = await tx.execute(
+    `UPDATE deliveries SET status = $3, next_attempt_at = $4, lease_owner = NULL,
+       last_error = $5, updated_at = $6${attemptAssignments}
+     WHERE seq = $1 AND lease_owner = $2 AND status = 'pending'`,
+    values,
+  );
+  if (changed === 0) return false;
+  if (attempt !== null) {
+    await tx.execute(
+      `INSERT INTO delivery_attempts (delivery_seq, attempt, started_at, duration_ms, status_code, error_class)
+       SELECT seq, attempts, $2, $3, $4, $5 FROM deliveries WHERE seq = $1`,
+      [
+        seq,
+        attempt.startedAt.getTime(),
+        Math.round(attempt.durationMs),
+        attempt.statusCode,
+        attempt.errorClass,
+      ],
+    );
+  }
+  return true;
+}
+
+export async function selectNextDueAt(db: SqlExecutor): Promise<Date | null> {
+  const rows = await db.query<{ due: number | string | null }>(
+    "SELECT MIN(next_attempt_at) AS due FROM deliveries WHERE status = 'pending'",
+  );
+  return toNullableDate(rows[0]?.due);
+}
+
+export async function deleteAttemptsBefore(db: SqlExecutor, before: number): Promise<number> {
+  return db.execute("DELETE FROM delivery_attempts WHERE started_at < $1", [before]);
+}
+
+interface LastDeliveryRow extends Record<string, unknown> {
+  status: DeliveryStatus;
+  attempts: number | string;
+  last_attempt_at: number | string | null;
+  event_type: EventType;
+  event_id: string;
+  next_attempt_at: number | string | null;
+  lease_owner: string | null;
+  last_status_code: number | string | null;
+  last_error: string | null;
+}
+
+/** The latest queued delivery to a destination of the workspace. */
+export async function selectLastDelivery(
+  db: SqlExecutor,
+  workspaceId: string,
+  destinationId: string,
+): Promise<LastDelivery | null> {
+  const rows = await db.query<LastDeliveryRow>(
+    `SELECT dl.status, dl.attempts, dl.last_attempt_at, dl.event_type, dl.event_id,
+            dl.next_attempt_at, dl.lease_owner, dl.last_status_code, dl.last_error
+     FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
+     WHERE dl.destination_id = $1 AND d.workspace_id = $2
+     ORDER BY dl.seq DESC LIMIT 1`,
+    [destinationId, workspaceId],
+  );
+  const row = rows[0];
+  if (row === undefined) return null;
+  return {
+    status: row.status,
+    attempts: Number(row.attempts),
+    lastAttemptAt: toNullableDate(row.last_attempt_at),
+    event: row.event_type,
+    notificationId: row.event_id,
+    // While claimed, next_attempt_at is the lease's end, not a scheduled attempt.
+    nextAttemptAt:
+      row.status === "pending" && row.lease_owner === null
+        ? toNullableDate(row.next_attempt_at)
+        : null,
+    lastStatusCode: row.last_status_code === null ? null : Number(row.last_status_code),
+    lastError: row.last_error,
+  };
+}

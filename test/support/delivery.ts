@@ -1,0 +1,32 @@
+import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import type { ReceivedRequest } from "./receiver.ts";
+import { testResolve } from "./server.ts";
+import type { TestCa } from "./tls.ts";
+
+/** Delivery settings for tests: loopback allowlisted, the test CA trusted, a short schedule. */
+export function deliveryEnv(ca: TestCa, extraResolve = ""): NodeJS.ProcessEnv {
+  return {
+    SVC_ALLOW_PRIVATE_NETWORKS: "127.0.0.0/8,::1/128",
+    NODE_EXTRA_CA_CERTS: ca.caCertPath,
+    SVC_RETRY_SCHEDULE: "50ms,100ms",
+    SVC_DELIVERY_TIMEOUT: "1s",
+    SVC_DELIVERY_LEASE: "3s",
+    SVC_RESOLVE: `${testResolve},hooks.test=127.0.0.1${extraResolve}`,
+  };
+}
+
+/** Checks a notification's signature from first principles, as a receiver in any stack would. */
+export function verifiedTimestamp(request: ReceivedRequest, secret: string): number {
+  const header = request.headers["webhook-signature"];
+  assert.equal(typeof header, "string");
+  const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header as string);
+  assert.ok(match, `malformed Webhook-Signature: ${String(header)}`);
+  const [, timestamp = "", signature] = match;
+  const expected = createHmac("sha256", secret)
+    .update(`${timestamp}.`)
+    .update(request.rawBody)
+    .digest("hex");
+  assert.equal(signature, expected, "the signature verifies with the destination's secret");
+  return Number(timestamp);
+}
