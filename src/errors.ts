@@ -87,6 +87,11 @@ export const errorCatalog = {
     exit: ExitStatus.rejected,
     message: "The pagination cursor is not valid. Start again without a cursor.",
   },
+  invalid_idempotency_key: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message: "The Idempotency-Key must be 1 to 255 characters after trimming.",
+  },
   // Credentials.
   unauthenticated: {
     status: 401,
@@ -130,6 +135,19 @@ export const errorCatalog = {
     exit: ExitStatus.rejected,
     message: "Send the request body as application/json.",
   },
+  // Idempotency (SPEC section 7). `svc` sends --idempotency-key as the Idempotency-Key header.
+  idempotency_error: {
+    status: 409,
+    exit: ExitStatus.rejected,
+    message:
+      "This idempotency key was already used for a different request. Use a new key for a new operation.",
+  },
+  idempotency_in_progress: {
+    status: 409,
+    exit: ExitStatus.rejected,
+    message:
+      "A request with this idempotency key is still in progress. Retry the same request in a few seconds.",
+  },
   // The server.
   internal_error: {
     status: 500,
@@ -153,6 +171,11 @@ export const errorCatalog = {
     exit: ExitStatus.usage,
     message: "This command needs confirmation: run it on a terminal, or pass --yes.",
   },
+  cancelled: {
+    status: null,
+    exit: ExitStatus.usage,
+    message: "Cancelled at the confirmation prompt; nothing was sent.",
+  },
   output_exists: {
     status: null,
     exit: ExitStatus.usage,
@@ -168,6 +191,11 @@ export const errorCatalog = {
     exit: ExitStatus.localFile,
     message: "The secret could not be written to the --output file.",
   },
+  output_not_saved: {
+    status: null,
+    exit: ExitStatus.localFile,
+    message: "The command succeeded, but its result could not be written to the --output file.",
+  },
   api_unreachable: {
     status: null,
     exit: ExitStatus.unreachable,
@@ -177,6 +205,12 @@ export const errorCatalog = {
     status: null,
     exit: ExitStatus.failure,
     message: "The API answered with something that is not a valid response.",
+  },
+  unknown_api_error: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      "The API answered with an error this version of svc does not know; its code and message follow.",
   },
   no_workspace: {
     status: null,

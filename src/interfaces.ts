@@ -135,6 +135,25 @@ export interface NewApiKey {
   readonly scopes: readonly Scope[];
 }
 
+/** A response kept for replay under an idempotency key. */
+export interface StoredResponse {
+  readonly status: number;
+  readonly contentType: string;
+  /** The body, sealed: a create's response carries the signing secret. */
+  readonly sealedBody: string;
+}
+
+/** What became of an attempt to take an idempotency key for a request. */
+export type IdempotencyClaim =
+  /** The key is this request's until it completes or releases it (or the lock expires). */
+  | { readonly kind: "acquired" }
+  /** The same request completed before: answer with its response. */
+  | { readonly kind: "replay"; readonly response: StoredResponse }
+  /** The key was used for a different request. */
+  | { readonly kind: "mismatch" }
+  /** The same request is still running under the key. */
+  | { readonly kind: "in_progress" };
+
 /**
  * The database, behind one narrow interface with a SQLite and a PostgreSQL implementation.
  * Every method is one transaction: it either happens whole or not at all.
@@ -192,6 +211,23 @@ export interface Store {
   nextDueAt(): Promise<Date | null>;
   /** Deletes attempt records that started before `before`; returns how many. */
   pruneAttempts(before: Date): Promise<number>;
+
+  /**
+   * Takes `key` for a request with `fingerprint`: locked for `lockMs`, kept for `ttlMs`. A key
+   * whose lock expired (its request died) is taken over; an expired key is a new key.
+   */
+  acquireIdempotencyKey(
+    workspaceId: string,
+    key: string,
+    fingerprint: string,
+    options: { lockMs: number; ttlMs: number },
+  ): Promise<IdempotencyClaim>;
+  /** Keeps the response of the request that holds the key, for replay. */
+  completeIdempotencyKey(workspaceId: string, key: string, response: StoredResponse): Promise<void>;
+  /** Frees a key whose request produced no response worth replaying (a 5xx). */
+  releaseIdempotencyKey(workspaceId: string, key: string): Promise<void>;
+  /** Deletes expired keys; returns how many. */
+  purgeIdempotencyKeys(): Promise<number>;
 
   close(): Promise<void>;
 }

@@ -1,7 +1,10 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { registerAuthorisation } from "./authenticate.ts";
 import type { ApiDependencies } from "./dependencies.ts";
 import { registerErrorHandling } from "./error-handler.ts";
 import { registerEventRoutes } from "./events/routes.ts";
+import { registerIdempotency } from "./idempotency.ts";
+import { keepRawJsonBody } from "./raw-body.ts";
 import { registerWebhookRoutes } from "./webhooks/routes.ts";
 
 /** Builds the HTTP API; listening is left to the caller (tests can `inject()` instead). */
@@ -15,7 +18,10 @@ export function buildApi(
     forceCloseConnections: "idle",
     return503OnClosing: true,
   });
+  keepRawJsonBody(app);
   registerErrorHandling(app);
+  registerAuthorisation(app, dependencies.store);
+  registerIdempotency(app, dependencies);
   app.get("/healthz", () => ({ status: "ok" }));
   registerWebhookRoutes(app, dependencies);
   registerEventRoutes(app, dependencies);

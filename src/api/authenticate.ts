@@ -1,4 +1,5 @@
-import type { FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import "./request-context.ts";
 import { hashToken } from "../crypto/tokens.ts";
 import { AppError } from "../errors.ts";
 import type { ApiKey, Scope, Store } from "../interfaces.ts";
@@ -30,7 +31,7 @@ function bearerToken(request: FastifyRequest): string {
  * looked up in it, so a credential without access learns nothing about the ids inside (403
  * whatever id is asked for); then the scope.
  */
-export async function authorise(
+async function authorise(
   store: Store,
   request: FastifyRequest,
   workspaceId: string,
@@ -53,4 +54,17 @@ export async function authorise(
     throw new AppError("insufficient_scope", `This operation needs the ${scope} scope.`);
   }
   return key;
+}
+
+/**
+ * Every route that declares a scope is authorised before its body is even parsed, for the
+ * workspace in its path. Later hooks (idempotency) and the handler can rely on `apiKey`.
+ */
+export function registerAuthorisation(app: FastifyInstance, store: Store): void {
+  app.addHook("onRequest", async (request) => {
+    const scope = request.routeOptions.config.scope;
+    if (scope === undefined) return;
+    const { workspace } = request.params as { workspace?: string };
+    request.apiKey = await authorise(store, request, workspace ?? "", scope);
+  });
 }

@@ -11,11 +11,7 @@ export interface WorkerOptions {
   readonly leaseMs: number;
   /** The longest the worker sleeps when idle: how soon it notices work another process queued. */
   readonly idlePollMs: number;
-  /** Attempt records older than this are pruned. */
-  readonly attemptRetentionMs: number;
 }
-
-const pruneIntervalMs = 3_600_000;
 
 /**
  * Claims due deliveries in batches (as many as there are free slots), attempts them
@@ -32,7 +28,6 @@ export class DeliveryWorker {
   readonly #inFlight = new Set<Promise<void>>();
   #running = false;
   #loop: Promise<void> = Promise.resolve();
-  #nextPruneAt = 0;
 
   constructor(
     store: Store,
@@ -67,7 +62,6 @@ export class DeliveryWorker {
   async #run(): Promise<void> {
     while (this.#running) {
       try {
-        await this.#pruneWhenDue();
         const free = this.#options.concurrency - this.#inFlight.size;
         const claimed =
           free > 0
@@ -127,15 +121,5 @@ export class DeliveryWorker {
       // Left claimed: the lease expires and the delivery is attempted again then.
       this.#logger.error({ ...context, err: error }, "delivery attempt failed unexpectedly");
     }
-  }
-
-  async #pruneWhenDue(): Promise<void> {
-    const now = this.#dependencies.clock.now().getTime();
-    if (now < this.#nextPruneAt) return;
-    this.#nextPruneAt = now + pruneIntervalMs;
-    const pruned = await this.#store.pruneAttempts(
-      new Date(now - this.#options.attemptRetentionMs),
-    );
-    if (pruned > 0) this.#logger.info({ pruned }, "pruned old delivery attempt records");
   }
 }

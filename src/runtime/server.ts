@@ -8,10 +8,11 @@ import { HttpSender } from "../delivery/http-sender.ts";
 import { RetrySchedule } from "../delivery/retry-schedule.ts";
 import { DeliveryWorker } from "../delivery/worker.ts";
 import { AppError } from "../errors.ts";
-import type { Clock, Store } from "../interfaces.ts";
+import type { Clock, Resolver, Store } from "../interfaces.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
 import { systemResolver, tableResolver } from "../net/resolver.ts";
 import { openStore } from "../store/open-store.ts";
+import { startMaintenance } from "./maintenance.ts";
 
 export interface RunningServer {
   /** The base URL the API listens on, e.g. http://127.0.0.1:8787. */
@@ -23,17 +24,26 @@ export interface RunningServer {
 /** How soon an idle worker looks for work that another process queued. */
 const idlePollMs = 1000;
 
+/** The seams the server runs with; tests pass their own clock or resolver. */
+export interface ServerSeams {
+  readonly logger: Logger;
+  readonly clock: Clock;
+  /** Default: the `resolve` table of the configuration, then the system resolver. */
+  readonly resolver?: Resolver;
+}
+
 /** The composition root: config → store → delivery worker and API. */
 export async function startServer(
   config: ServerConfig,
-  logger: Logger,
-  clock: Clock,
+  seams: ServerSeams,
 ): Promise<RunningServer> {
+  const { logger, clock } = seams;
   const store: Store = await openStore(databaseLocation(config), clock);
-  const resolver = tableResolver(resolveTable(config), systemResolver);
+  const resolver = seams.resolver ?? tableResolver(resolveTable(config), systemResolver);
   const addressPolicy = new AddressPolicy(config.allowPrivateNetworks);
   const sender = new HttpSender({ connectionsPerOrigin: 16, timeoutMs: config.deliveryTimeout });
   let worker: DeliveryWorker | undefined;
+  let maintenance: { stop(): Promise<void> } | undefined;
   let app: FastifyInstance | undefined;
   try {
     const secretBox = new SecretBox(await loadEncryptionKey(config.encryptionKey, config.dataDir));
@@ -53,11 +63,13 @@ export async function startServer(
         concurrency: config.deliveryConcurrency,
         leaseMs: config.deliveryLease,
         idlePollMs,
-        attemptRetentionMs: config.attemptRetention,
       },
     );
     worker = deliveryWorker;
     deliveryWorker.start();
+    maintenance = startMaintenance(store, clock, logger, {
+      attemptRetentionMs: config.attemptRetention,
+    });
     app = buildApi(
       {
         store,
@@ -75,6 +87,7 @@ export async function startServer(
   } catch (error) {
     await app?.close();
     await worker?.stop();
+    await maintenance?.stop();
     await sender.close();
     await store.close();
     throw error;
@@ -86,12 +99,14 @@ export async function startServer(
   logger.info({ url, database: redactDatabase(databaseLocation(config)) }, "svc server ready");
   const api = app;
   const runningWorker = worker;
+  const runningMaintenance = maintenance;
   return {
     url,
     // API first (no new events), then the worker (attempts in flight finish), then the rest.
     async close() {
       await api.close();
       await runningWorker.stop();
+      await runningMaintenance.stop();
       await sender.close();
       await store.close();
     },

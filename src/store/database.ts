@@ -24,6 +24,8 @@ export interface Database extends SqlExecutor {
    * transaction is exclusive anyway.
    */
   readonly claimLockClause: string;
+  /** Appended to a SELECT of a row about to be changed: `FOR UPDATE` on PostgreSQL. */
+  readonly rowLockClause: string;
   /**
    * Runs `work` in one transaction that holds the write lock from its start, so that two
    * transactions never interleave their reads and writes. Commits when `work` resolves,

@@ -5,12 +5,14 @@ import type {
   Clock,
   Destination,
   DestinationChanges,
+  IdempotencyClaim,
   LastDelivery,
   NewApiKey,
   NewEvent,
   NewDestination,
   Page,
   Store,
+  StoredResponse,
   Workspace,
 } from "../interfaces.ts";
 import type { Database } from "./database.ts";
@@ -30,6 +32,12 @@ import {
   selectNextDueAt,
 } from "./sql/deliveries.ts";
 import { insertEventWithDeliveries } from "./sql/events.ts";
+import {
+  acquireIdempotencyKey,
+  completeIdempotencyKey,
+  deleteExpiredIdempotencyKeys,
+  releaseIdempotencyKey,
+} from "./sql/idempotency.ts";
 import { initialiseInstance, insertWorkspace, selectWorkspace } from "./sql/workspaces.ts";
 
 /**
@@ -124,6 +132,34 @@ export class SqlStore implements Store {
 
   pruneAttempts(before: Date): Promise<number> {
     return deleteAttemptsBefore(this.#db, before.getTime());
+  }
+
+  acquireIdempotencyKey(
+    workspaceId: string,
+    key: string,
+    fingerprint: string,
+    options: { lockMs: number; ttlMs: number },
+  ): Promise<IdempotencyClaim> {
+    return acquireIdempotencyKey(this.#db, workspaceId, key, fingerprint, {
+      ...options,
+      now: this.#now(),
+    });
+  }
+
+  completeIdempotencyKey(
+    workspaceId: string,
+    key: string,
+    response: StoredResponse,
+  ): Promise<void> {
+    return completeIdempotencyKey(this.#db, workspaceId, key, response);
+  }
+
+  releaseIdempotencyKey(workspaceId: string, key: string): Promise<void> {
+    return releaseIdempotencyKey(this.#db, workspaceId, key);
+  }
+
+  purgeIdempotencyKeys(): Promise<number> {
+    return deleteExpiredIdempotencyKeys(this.#db, this.#now());
   }
 
   close(): Promise<void> {

@@ -2,7 +2,6 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { newId } from "../../crypto/tokens.ts";
 import { EVENT_TYPES } from "../../interfaces.ts";
-import { authorise } from "../authenticate.ts";
 import type { ApiDependencies } from "../dependencies.ts";
 import { parseInput, workspaceParams } from "../webhooks/input.ts";
 import { API_VERSION, serialiseNotification, type NotificationHead } from "./notification.ts";
@@ -17,9 +16,10 @@ const publishBody = z.strictObject({
 export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDependencies): void {
   const { store, clock } = dependencies;
 
-  app.post("/v1/workspaces/:workspace/events", async (request, reply) => {
+  const write = { config: { scope: "events:write" } } as const;
+
+  app.post("/v1/workspaces/:workspace/events", write, async (request, reply) => {
     const { workspace } = parseInput(workspaceParams, request.params);
-    await authorise(store, request, workspace, "events:write");
     const input = parseInput(publishBody, request.body);
     const createdAt = clock.now();
     const head: NotificationHead = {

@@ -2,7 +2,6 @@ import type { FastifyInstance } from "fastify";
 import { newId, newSigningSecret } from "../../crypto/tokens.ts";
 import { AppError } from "../../errors.ts";
 import { checkDestinationUrl } from "../../net/destination-url.ts";
-import { authorise } from "../authenticate.ts";
 import type { ApiDependencies } from "../dependencies.ts";
 import {
   createBody,
@@ -23,12 +22,15 @@ function notFound(id: string): AppError {
   });
 }
 
+/** Each route declares its scope; `registerAuthorisation` checks it before the route runs. */
 export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDependencies): void {
   const { store, secretBox } = dependencies;
 
-  app.get(collection, async (request) => {
+  const read = { config: { scope: "webhooks:read" } } as const;
+  const write = { config: { scope: "webhooks:write" } } as const;
+
+  app.get(collection, read, async (request) => {
     const { workspace } = parseInput(workspaceParams, request.params);
-    await authorise(store, request, workspace, "webhooks:read");
     const query = parseInput(listQuery, request.query);
     const page = await store.listDestinations(workspace, {
       limit: query.limit,
@@ -37,9 +39,8 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
     return { data: page.items.map(destinationBody), next_cursor: page.nextCursor };
   });
 
-  app.post(collection, async (request, reply) => {
+  app.post(collection, write, async (request, reply) => {
     const { workspace } = parseInput(workspaceParams, request.params);
-    await authorise(store, request, workspace, "webhooks:write");
     const input = parseInput(createBody, request.body);
     await checkDestinationUrl(input.url, dependencies);
     const id = newId("dst");
@@ -55,9 +56,8 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
     return reply.status(201).send({ ...destinationBody(destination), secret });
   });
 
-  app.get(member, async (request) => {
+  app.get(member, read, async (request) => {
     const { workspace, id } = parseInput(destinationParams, request.params);
-    await authorise(store, request, workspace, "webhooks:read");
     const destination = await store.getDestination(workspace, id);
     if (destination === null) throw notFound(id);
     const lastDelivery = await store.getLastDelivery(workspace, id);
@@ -67,9 +67,8 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
     };
   });
 
-  app.patch(member, async (request) => {
+  app.patch(member, write, async (request) => {
     const { workspace, id } = parseInput(destinationParams, request.params);
-    await authorise(store, request, workspace, "webhooks:write");
     const changes = parseInput(updateBody, request.body);
     if (changes.url === undefined && changes.events === undefined && changes.active === undefined) {
       throw new AppError("empty_update");
@@ -81,9 +80,8 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
     return destinationBody(updated);
   });
 
-  app.delete(member, async (request) => {
+  app.delete(member, write, async (request) => {
     const { workspace, id } = parseInput(destinationParams, request.params);
-    await authorise(store, request, workspace, "webhooks:write");
     if (!(await store.deleteDestination(workspace, id))) throw notFound(id);
     return { id, deleted: true };
   });

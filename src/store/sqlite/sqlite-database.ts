@@ -20,6 +20,7 @@ function toSqliteValue(value: SqlValue): SQLInputValue {
 export class SqliteDatabase implements Database {
   readonly dialect = "sqlite";
   readonly claimLockClause = "";
+  readonly rowLockClause = "";
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
   /** True while a transaction holds the connection; `#transactionDone` settles when it ends. */

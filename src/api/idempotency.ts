@@ -1,0 +1,118 @@
+import { createHash } from "node:crypto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import { AppError } from "../errors.ts";
+import type { Store } from "../interfaces.ts";
+import "./request-context.ts";
+
+/** Keys live 24 hours (SPEC section 8), then they are purged and may be used afresh. */
+export const IDEMPOTENCY_KEY_TTL_MS = 24 * 3_600_000;
+/**
+ * How long a request holds its key. A request that dies (the process is killed) leaves its
+ * lock behind; once it expires the same request may run again under the key.
+ */
+export const IDEMPOTENCY_LOCK_MS = 60_000;
+const maxKeyLength = 255;
+const mutatingMethods = new Set(["POST", "PATCH", "DELETE"]);
+
+/**
+ * Responses kept for replay: successes, and client errors that the same request would meet
+ * again (validation, not found), as Stripe does. Not kept: 5xx (the operation may not have
+ * run, so a retry must be able to run it) nor 401/403/409/429, which say nothing about the
+ * operation. Keys are taken only after authorisation.
+ */
+function isReplayable(status: number): boolean {
+  return status < 500 && ![401, 403, 409, 429].includes(status);
+}
+
+function parseKey(header: string | string[]): string {
+  const key = (Array.isArray(header) ? header.join(",") : header).trim();
+  if (key.length === 0 || key.length > maxKeyLength) {
+    throw new AppError(
+      "invalid_idempotency_key",
+      `The Idempotency-Key must be 1 to ${maxKeyLength} characters after trimming; it is ${key.length}.`,
+      { param: "Idempotency-Key" },
+    );
+  }
+  return key;
+}
+
+/** The method, the path, the query values (in a stable order) and the exact body bytes. */
+function fingerprint(request: FastifyRequest): string {
+  const [path = "", query = ""] = request.url.split("?", 2);
+  const values = [...new URLSearchParams(query)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash("sha256")
+    .update(JSON.stringify([request.method, path, values, request.rawBody ?? ""]))
+    .digest("hex");
+}
+
+/** Sealed responses are bound to their workspace and key. */
+function sealingContext(workspaceId: string, key: string): string {
+  return `idempotency:${workspaceId}:${key}`;
+}
+
+export function registerIdempotency(
+  app: FastifyInstance,
+  dependencies: { store: Store; secretBox: SecretBox },
+): void {
+  const { store, secretBox } = dependencies;
+
+  app.addHook("preHandler", async (request, reply) => {
+    const header = request.headers["idempotency-key"];
+    const workspaceId = request.apiKey?.workspaceId;
+    if (header === undefined || workspaceId === undefined || !mutatingMethods.has(request.method)) {
+      return;
+    }
+    const key = parseKey(header);
+    const claim = await store.acquireIdempotencyKey(workspaceId, key, fingerprint(request), {
+      lockMs: IDEMPOTENCY_LOCK_MS,
+      ttlMs: IDEMPOTENCY_KEY_TTL_MS,
+    });
+    switch (claim.kind) {
+      case "acquired":
+        request.idempotency = { workspaceId, key };
+        return;
+      case "replay":
+        return replay(reply, claim.response.status, claim.response.contentType, () =>
+          secretBox.decrypt(claim.response.sealedBody, sealingContext(workspaceId, key)),
+        );
+      case "mismatch":
+        throw new AppError(
+          "idempotency_error",
+          "This Idempotency-Key was already used for a different request (method, path, query or body differ). Use a new key for a new operation.",
+        );
+      case "in_progress":
+        void reply.header("retry-after", "2");
+        throw new AppError("idempotency_in_progress");
+    }
+  });
+
+  app.addHook("onSend", async (request, reply, payload) => {
+    const held = request.idempotency;
+    if (held === undefined) return payload;
+    request.idempotency = undefined;
+    if (isReplayable(reply.statusCode) && typeof payload === "string") {
+      await store.completeIdempotencyKey(held.workspaceId, held.key, {
+        status: reply.statusCode,
+        contentType: String(reply.getHeader("content-type") ?? "application/json; charset=utf-8"),
+        sealedBody: secretBox.encrypt(payload, sealingContext(held.workspaceId, held.key)),
+      });
+    } else {
+      await store.releaseIdempotencyKey(held.workspaceId, held.key);
+    }
+    return payload;
+  });
+}
+
+function replay(
+  reply: FastifyReply,
+  status: number,
+  contentType: string,
+  body: () => string,
+): FastifyReply {
+  return reply
+    .status(status)
+    .header("content-type", contentType)
+    .header("idempotent-replayed", "true")
+    .send(body());
+}

@@ -1,0 +1,16 @@
+import type { FastifyInstance } from "fastify";
+import "./request-context.ts";
+
+/**
+ * Fastify's own JSON parser (with its prototype-poisoning protection), keeping the body as
+ * received on `request.rawBody`: an idempotency fingerprint covers the exact bytes, so a
+ * whitespace change is a different request.
+ */
+export function keepRawJsonBody(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    request.rawBody = body as string;
+    void parseJson(request, body as string, done);
+  });
+}

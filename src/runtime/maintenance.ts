@@ -1,0 +1,40 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { Clock, Store } from "../interfaces.ts";
+
+const intervalMs = 3_600_000;
+
+/**
+ * Housekeeping, hourly and once at start: prunes attempt records past their retention and
+ * purges expired idempotency keys. Errors are logged; the next round tries again.
+ */
+export function startMaintenance(
+  store: Store,
+  clock: Clock,
+  logger: FastifyBaseLogger,
+  options: { attemptRetentionMs: number },
+): { stop(): Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  const round = async (): Promise<void> => {
+    try {
+      const before = new Date(clock.now().getTime() - options.attemptRetentionMs);
+      const attempts = await store.pruneAttempts(before);
+      const keys = await store.purgeIdempotencyKeys();
+      if (attempts + keys > 0) {
+        logger.info({ attempts, idempotency_keys: keys }, "pruned expired records");
+      }
+    } catch (error) {
+      logger.error({ err: error }, "maintenance failed; trying again in an hour");
+    }
+  };
+  running = round();
+  const timer = setInterval(() => {
+    running = round();
+  }, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
