@@ -1,32 +1,97 @@
 import type { Command } from "commander";
+import { AppError } from "../errors.ts";
+import { ExclusiveFile } from "../lib/exclusive-file.ts";
+import {
+  ACTING_OPTIONS,
+  FLAG_NAMES,
+  type ActingOption,
+  type GlobalOptions,
+} from "./global-options.ts";
 import type { CliIo } from "./io.ts";
-import { printResult, type CommandResult } from "./output.ts";
+import { errorCode, intoNewFile } from "./new-file.ts";
+import { resolveOutputMode } from "./output-mode.ts";
+import { printNotes, printResult, renderResult, type CommandResult } from "./output.ts";
+import { plainStyle } from "./render/colour.ts";
+import { usageError } from "./usage.ts";
 
-/** Options every command sees (program-level). */
-export interface GlobalOptions {
-  readonly json?: boolean;
-  readonly format?: string;
-  readonly workspace?: string;
+/** What a command does with the global options beyond printing its result. */
+export interface CommandSettings {
+  /** The acting global options this command honours; it refuses the others. */
+  readonly accepts: readonly Exclude<ActingOption, "fields" | "output">[];
+  /** The members `--field` and `--fields` may name; without it, the command refuses them. */
+  readonly fields?: readonly string[];
+  /**
+   * What `--output` is: the new file the command writes the secret it issues to ("secret",
+   * handled by the command), or the new file its printed result goes to instead of stdout
+   * ("result", handled here). Without it, the command refuses `--output`.
+   */
+  readonly output?: "secret" | "result";
 }
 
-export function wantsJson(options: GlobalOptions): boolean {
-  return options.json === true || options.format === "json";
+/** `webhooks create`: the command as typed after `svc`. */
+function commandName(command: Command): string {
+  const names: string[] = [];
+  for (let current = command; current.parent !== null; current = current.parent) {
+    names.unshift(current.name());
+  }
+  return names.join(" ");
+}
+
+function refuseOptionsNotActedOn(
+  options: GlobalOptions,
+  settings: CommandSettings,
+  name: string,
+): void {
+  const accepted = new Set<ActingOption>(settings.accepts);
+  if (settings.fields !== undefined) accepted.add("fields");
+  if (settings.output !== undefined) accepted.add("output");
+  for (const [acting, keys] of Object.entries(ACTING_OPTIONS)) {
+    if (accepted.has(acting as ActingOption)) continue;
+    const given = keys.find((key) => options[key] !== undefined);
+    if (given !== undefined) {
+      throw usageError(name, `\`svc ${name}\` does not take ${FLAG_NAMES[given]}.`);
+    }
+  }
 }
 
 /**
  * A command is a plain async function of its options (own and global, merged) and its
- * positional arguments. This adapts one to commander and prints what it returns.
+ * positional arguments. This adapts one to commander: it refuses global options the command
+ * does not act on, settles the output mode before the command runs (so a bad combination
+ * sends nothing), and prints what the command returns.
  */
 // The type parameter is how a command states its options: commander cannot infer them.
 // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters
 export function action<Options extends GlobalOptions>(
   io: CliIo,
+  settings: CommandSettings,
   run: (options: Options, args: readonly string[]) => Promise<CommandResult>,
 ): (...commanderArgs: unknown[]) => Promise<void> {
   return async (...commanderArgs) => {
     const command = commanderArgs.at(-1) as Command;
     const options = command.optsWithGlobals<Options>();
-    const result = await run(options, command.args);
-    printResult(io, { json: wantsJson(options) }, result);
+    const name = commandName(command);
+    refuseOptionsNotActedOn(options, settings, name);
+    const mode = resolveOutputMode(options, settings.fields ?? [], name);
+    const print = { mode, pager: options.pager !== false };
+    const resultFile = settings.output === "result" ? options.output : undefined;
+    if (resultFile === undefined || options.dryRun === true) {
+      // A dry run writes nothing anywhere: the preview goes to stdout, the path is only checked.
+      if (resultFile !== undefined) await ExclusiveFile.check(resultFile);
+      await printResult(io, print, await run(options, command.args));
+      return;
+    }
+    const result = await intoNewFile(
+      resultFile,
+      () => run(options, command.args),
+      (done) => renderResult(mode, done, plainStyle) ?? "",
+      (_done, cause) =>
+        new AppError(
+          "output_not_saved",
+          `\`svc ${name}\` succeeded, but its result could not be written to ${resultFile} (${errorCode(cause)}).`,
+          { param: "output", cause },
+        ),
+    );
+    printNotes(io, [...(result.notes ?? []), `Wrote the result to ${resultFile}.`]);
   };
 }

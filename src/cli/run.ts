@@ -1,18 +1,9 @@
 import { CommanderError } from "commander";
 import { AppError, ExitStatus } from "../errors.ts";
 import type { CliIo } from "./io.ts";
+import { jsonRequested } from "./output-mode.ts";
 import { printError } from "./output.ts";
 import { buildProgram } from "./program.ts";
-
-/** Whether the command line asks for JSON output, read before (or without) a full parse. */
-function jsonRequested(argv: readonly string[]): boolean {
-  return argv.some(
-    (arg, index) =>
-      arg === "--json" ||
-      arg === "--format=json" ||
-      (arg === "--format" && argv[index + 1] === "json"),
-  );
-}
 
 /**
  * Runs `svc` with the given arguments and returns its exit status. Expected failures are
@@ -20,15 +11,10 @@ function jsonRequested(argv: readonly string[]): boolean {
  * (SVC_DEBUG=1 adds the stack).
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  const json = jsonRequested(argv);
-  const program = buildProgram(io);
-  if (json) {
-    // In JSON mode a usage error is reported in the envelope, not as commander's text.
-    program.configureOutput({
-      writeOut: (text) => io.stdout.write(text),
-      writeErr: () => undefined,
-    });
-  }
+  const errorOutput = jsonRequested(argv);
+  const json = errorOutput.json;
+  // In JSON mode a usage error is reported in the envelope, not as commander's text.
+  const program = buildProgram(io, { json });
   try {
     await program.parseAsync(argv, { from: "user" });
     return ExitStatus.ok;
@@ -36,24 +22,28 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return ExitStatus.ok; // --help, --version
       if (json) {
-        const message = error.message.replace(/^error: /, "");
+        // A group run without a subcommand shows its help; commander's message is a placeholder.
+        const message =
+          error.code === "commander.help"
+            ? "A command is missing."
+            : error.message.replace(/^error: /, "");
         printError(
           io,
-          { json },
+          errorOutput,
           new AppError("usage_error", `${message} (run with --help for usage)`),
         );
       }
       return ExitStatus.usage;
     }
     if (error instanceof AppError) {
-      printError(io, { json }, error);
+      printError(io, errorOutput, error);
       return error.exit;
     }
     const detail =
       io.env.SVC_DEBUG === "1" && error instanceof Error ? (error.stack ?? "") : String(error);
     printError(
       io,
-      { json },
+      errorOutput,
       new AppError("internal_error", `Unexpected failure: ${detail}`, { cause: error }),
     );
     return ExitStatus.failure;

@@ -1,5 +1,6 @@
 import { constants } from "node:fs";
-import { open, unlink, type FileHandle } from "node:fs/promises";
+import { access, lstat, open, unlink, type FileHandle } from "node:fs/promises";
+import { dirname } from "node:path";
 import { AppError } from "../errors.ts";
 
 /**
@@ -29,6 +30,29 @@ export class ExclusiveFile {
     // The mode given to open() is narrowed by the umask, never widened; make it exact.
     await handle.chmod(0o600);
     return new ExclusiveFile(path, handle);
+  }
+
+  /**
+   * Checks, creating nothing, that `create` would accept the path: nothing is there (not even
+   * a dangling symlink) and its directory exists and is writable. For previews (`--dry-run`);
+   * `create` remains the check that counts, since the path can change in between.
+   */
+  static async check(path: string): Promise<void> {
+    let existing: unknown = null;
+    try {
+      await lstat(path);
+      existing = Object.assign(new Error(`EEXIST: file already exists, '${path}'`), {
+        code: "EEXIST",
+      });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw toOutputError(path, error);
+    }
+    if (existing !== null) throw toOutputError(path, existing);
+    try {
+      await access(dirname(path), constants.W_OK);
+    } catch (error) {
+      throw toOutputError(path, error);
+    }
   }
 
   /** Writes the whole content, flushes it to disk and closes the file. */

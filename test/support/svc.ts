@@ -10,13 +10,22 @@ export interface SvcRun {
   readonly stderr: string;
 }
 
+export interface SvcRunOptions {
+  readonly env?: NodeJS.ProcessEnv;
+  readonly input?: string;
+  /**
+   * A command that starts `svc` for the test: it is given node, the binary and the arguments
+   * to run, for example `["bash", "-c", "ulimit -f 0; exec \"$@\"", "bash"]`.
+   */
+  readonly launcher?: readonly string[];
+}
+
 /** Runs `svc` to completion as a subprocess, with `env` on top of a clean environment. */
-export function runSvc(
-  args: readonly string[],
-  options: { env?: NodeJS.ProcessEnv; input?: string } = {},
-): Promise<SvcRun> {
+export function runSvc(args: readonly string[], options: SvcRunOptions = {}): Promise<SvcRun> {
+  const [command = process.execPath, ...prefix] = options.launcher ?? [];
+  const commandArgs = options.launcher === undefined ? [] : [...prefix, process.execPath];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [svcBin, ...args], {
+    const child = spawn(command, [...commandArgs, svcBin, ...args], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
       stdio: ["pipe", "pipe", "pipe"],
     });

@@ -2,14 +2,16 @@ import type { Command } from "commander";
 import { newId } from "../../crypto/tokens.ts";
 import { AppError } from "../../errors.ts";
 import { SCOPES, type Scope } from "../../interfaces.ts";
-import { action, type GlobalOptions } from "../command.ts";
+import { action } from "../command.ts";
 import { addDatabaseOptions, type DatabaseFlags } from "../database-options.ts";
+import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
+import { requireOption } from "../usage.ts";
+import { resolveWorkspace } from "../workspace.ts";
 import { issueKeyToFile } from "./issue-key.ts";
 import { withOperatorStore } from "./operator-store.ts";
 
 interface InitOptions extends GlobalOptions, DatabaseFlags {
-  readonly output: string;
   readonly name: string;
 }
 
@@ -19,7 +21,15 @@ interface WorkspaceCreateOptions extends GlobalOptions, DatabaseFlags {
 
 interface KeyCreateOptions extends GlobalOptions, DatabaseFlags {
   readonly scopes: string;
-  readonly output: string;
+}
+
+/** `--output` is a global option: these commands write the API key they issue there. */
+function keyFile(options: GlobalOptions, command: string): string {
+  return requireOption(
+    options.output,
+    command,
+    "--output <file> is required: the new file the API key is written to (mode 0600).",
+  );
 }
 
 function parseScopes(csv: string): Scope[] {
@@ -37,12 +47,6 @@ function parseScopes(csv: string): Scope[] {
   return [...new Set(names)] as Scope[];
 }
 
-function requireWorkspace(options: GlobalOptions, env: NodeJS.ProcessEnv): string {
-  const workspace = options.workspace ?? env.SERVICE_WORKSPACE_ID;
-  if (workspace === undefined || workspace === "") throw new AppError("no_workspace");
-  return workspace;
-}
-
 export function registerAdminCommands(program: Command, io: CliIo): void {
   const admin = program
     .command("admin")
@@ -51,34 +55,34 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
   addDatabaseOptions(
     admin
       .command("init")
-      .description("create the first workspace and an owner API key with every scope")
-      .requiredOption("--output <file>", "new file to write the API key to (mode 0600)")
+      .description(
+        "create the first workspace and an owner API key with every scope, written to --output",
+      )
+      .usage("--output <file> [options]")
       .option("--name <name>", "name of the first workspace", "Default"),
   ).action(
-    action<InitOptions>(io, (options) =>
-      withOperatorStore(options, io.env, async (store) => {
+    action<InitOptions>(io, { accepts: [], output: "secret" }, (options) => {
+      const output = keyFile(options, "admin init");
+      return withOperatorStore(options, io.env, async (store) => {
         const workspaceId = newId("ws");
-        const { keyId, recorded } = await issueKeyToFile(
-          options.output,
-          workspaceId,
-          SCOPES,
-          (key) => store.initialise({ id: workspaceId, name: options.name }, key),
+        const { keyId, recorded } = await issueKeyToFile(output, workspaceId, SCOPES, (key) =>
+          store.initialise({ id: workspaceId, name: options.name }, key),
         );
         if (!recorded) throw new AppError("already_initialised");
         return {
           data: {
             workspace_id: workspaceId,
             key_id: keyId,
-            key_file: options.output,
+            key_file: output,
             scopes: SCOPES,
           },
           human: workspaceId,
           notes: [
-            `Initialised: workspace ${workspaceId}; its owner API key (${keyId}, every scope) is in ${options.output}.`,
+            `Initialised: workspace ${workspaceId}; its owner API key (${keyId}, every scope) is in ${output}.`,
           ],
         };
-      }),
-    ),
+      });
+    }),
   );
 
   const workspaces = admin.command("workspaces").description("manage workspaces");
@@ -88,7 +92,7 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
       .description("create a workspace and print its id")
       .requiredOption("--name <name>", "name of the workspace"),
   ).action(
-    action<WorkspaceCreateOptions>(io, (options) =>
+    action<WorkspaceCreateOptions>(io, { accepts: [] }, (options) =>
       withOperatorStore(options, io.env, async (store) => {
         const workspace = await store.createWorkspace({ id: newId("ws"), name: options.name });
         return {
@@ -107,25 +111,28 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
   addDatabaseOptions(
     keys
       .command("create")
-      .description("create an API key for a workspace (--workspace or SERVICE_WORKSPACE_ID)")
-      .requiredOption("--scopes <csv>", `comma-separated scopes: ${SCOPES.join(", ")}`)
-      .requiredOption("--output <file>", "new file to write the API key to (mode 0600)"),
+      .description(
+        "create an API key for a workspace (--workspace or SERVICE_WORKSPACE_ID), written to --output",
+      )
+      .usage("--scopes <csv> --output <file> [options]")
+      .requiredOption("--scopes <csv>", `comma-separated scopes: ${SCOPES.join(", ")}`),
   ).action(
-    action<KeyCreateOptions>(io, (options) => {
-      const workspaceId = requireWorkspace(options, io.env);
+    action<KeyCreateOptions>(io, { accepts: ["workspace"], output: "secret" }, (options) => {
+      const workspaceId = resolveWorkspace(options.workspace, io.env);
       const scopes = parseScopes(options.scopes);
+      const output = keyFile(options, "admin keys create");
       return withOperatorStore(options, io.env, async (store) => {
         if ((await store.getWorkspace(workspaceId)) === null) {
           throw new AppError("not_found", `No workspace ${workspaceId}.`, { param: "workspace" });
         }
-        const { keyId } = await issueKeyToFile(options.output, workspaceId, scopes, async (key) => {
+        const { keyId } = await issueKeyToFile(output, workspaceId, scopes, async (key) => {
           await store.createApiKey(key);
           return true;
         });
         return {
-          data: { id: keyId, workspace_id: workspaceId, scopes, key_file: options.output },
+          data: { id: keyId, workspace_id: workspaceId, scopes, key_file: output },
           human: keyId,
-          notes: [`API key ${keyId} written to ${options.output}.`],
+          notes: [`API key ${keyId} written to ${output}.`],
         };
       });
     }),
@@ -137,7 +144,7 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
       .description("revoke an API key at once")
       .argument("<key-id>", "the key's id (key_…)"),
   ).action(
-    action<GlobalOptions & DatabaseFlags>(io, (options, [keyId = ""]) =>
+    action<GlobalOptions & DatabaseFlags>(io, { accepts: [] }, (options, [keyId = ""]) =>
       withOperatorStore(options, io.env, async (store) => {
         if (!(await store.revokeApiKey(keyId))) {
           throw new AppError("not_found", `No API key ${keyId}.`, { param: "key-id" });

@@ -1,9 +1,8 @@
 import type { Command } from "commander";
-import { createLogger } from "../../lib/logger.ts";
 import { systemClock } from "../../interfaces.ts";
-import { startServer } from "../../runtime/server.ts";
-import { action, type GlobalOptions } from "../command.ts";
+import { action } from "../command.ts";
 import { addDatabaseOptions, configFrom, type DatabaseFlags } from "../database-options.ts";
+import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 
 interface ServerOptions extends GlobalOptions, DatabaseFlags {
@@ -36,12 +35,15 @@ export function registerServerCommand(program: Command, io: CliIo): void {
       "fatal, error, warn, info, debug, trace or silent (env SVC_LOG_LEVEL)",
     );
   addDatabaseOptions(command).action(
-    action<ServerOptions>(io, async (options) => {
+    action<ServerOptions>(io, { accepts: [] }, async (options) => {
       const config = configFrom(options, io.env);
+      // Loaded here, not at the top: every other command starts faster without the server.
+      const { createLogger } = await import("../../lib/logger.ts");
+      const { startServer } = await import("../../runtime/server.ts");
       const logger = createLogger(config.logLevel);
       // Listen for signals first: one that arrives during start-up still stops cleanly.
       const stopRequested = shutdownSignal();
-      const server = await startServer(config, logger, systemClock);
+      const server = await startServer(config, { logger, clock: systemClock });
       const signal = await stopRequested;
       logger.info({ signal }, "shutting down: finishing requests in flight");
       await server.close();

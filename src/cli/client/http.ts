@@ -1,0 +1,162 @@
+import { performance } from "node:perf_hooks";
+import { AppError } from "../../errors.ts";
+import { VERSION } from "../../version.ts";
+import { ApiError, errorFromResponse } from "./api-error.ts";
+
+export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
+
+/** A request to the API, before it is given a base URL and credentials. */
+export interface ApiRequest {
+  readonly method: HttpMethod;
+  /** Relative to the API's base URL, without a leading slash: `v1/workspaces/ws_1/webhooks`. */
+  readonly path: string;
+  readonly query?: Readonly<Record<string, string>>;
+  /** Sent as JSON. */
+  readonly body?: unknown;
+  /** Headers of this request alone, such as Idempotency-Key. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** The request exactly as it goes on the wire; `--dry-run` shows this, redacted. */
+export interface PreparedRequest {
+  readonly method: HttpMethod;
+  readonly url: URL;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string | null;
+}
+
+export interface ApiResponse {
+  readonly status: number;
+  /** The body as received, for `--raw`. */
+  readonly text: string;
+  /** The body parsed as JSON; null when empty. */
+  readonly body: unknown;
+}
+
+export interface RequestTiming {
+  readonly method: HttpMethod;
+  readonly url: URL;
+  /** Null when no answer came. */
+  readonly status: number | null;
+  /** Until the response's headers arrived; null when they did not. */
+  readonly headersMs: number | null;
+  readonly totalMs: number;
+}
+
+export interface SendOptions {
+  readonly timeoutMs: number;
+  readonly onTiming?: (timing: RequestTiming) => void;
+}
+
+export function prepareRequest(base: URL, token: string, request: ApiRequest): PreparedRequest {
+  const url = new URL(request.path, base);
+  for (const [name, value] of Object.entries(request.query ?? {})) {
+    url.searchParams.set(name, value);
+  }
+  const headers: Record<string, string> = {
+    Accept: "application/json",
+    Authorization: `Bearer ${token}`,
+    "User-Agent": `svc/${VERSION}`,
+  };
+  if (request.body !== undefined) headers["Content-Type"] = "application/json";
+  Object.assign(headers, request.headers);
+  const body = request.body === undefined ? null : JSON.stringify(request.body);
+  return { method: request.method, url, headers, body };
+}
+
+/** The API's address for messages: what SERVICE_API_URL points at. */
+function apiAddress(url: URL): string {
+  return url.origin;
+}
+
+function unreachable(request: PreparedRequest, error: unknown, timeoutMs: number): AppError {
+  const address = apiAddress(request.url);
+  if (error instanceof Error && error.name === "TimeoutError") {
+    return new AppError(
+      "api_unreachable",
+      `The API at ${address} did not answer within ${timeoutMs / 1000} s. Is the server running, and is SERVICE_API_URL right?`,
+      { cause: error },
+    );
+  }
+  const cause = error instanceof Error ? (error.cause ?? error) : error;
+  const reason =
+    (cause as NodeJS.ErrnoException | undefined)?.code ??
+    (cause instanceof Error ? cause.message : String(cause));
+  return new AppError(
+    "api_unreachable",
+    `Could not reach the API at ${address} (${reason}). Is the server running, and is SERVICE_API_URL right?`,
+    { cause: error },
+  );
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (text === "") return { ok: true, value: null };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/**
+ * Sends one request with Node's fetch. Every outcome other than a 2xx JSON answer is an
+ * AppError: a network failure or time-out names the API's address (`api_unreachable`), an
+ * error body keeps the API's code and message, and a redirect is refused rather than followed
+ * (the API never redirects; following one would carry the credentials elsewhere).
+ */
+export async function sendRequest(
+  request: PreparedRequest,
+  options: SendOptions,
+): Promise<ApiResponse> {
+  const started = performance.now();
+  let status: number | null = null;
+  let headersMs: number | null = null;
+  try {
+    const response = await fetch(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(options.timeoutMs),
+    });
+    status = response.status;
+    headersMs = performance.now() - started;
+    const text = await response.text();
+    return interpret(request, response, text);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw unreachable(request, error, options.timeoutMs);
+  } finally {
+    options.onTiming?.({
+      method: request.method,
+      url: request.url,
+      status,
+      headersMs,
+      totalMs: performance.now() - started,
+    });
+  }
+}
+
+function interpret(request: PreparedRequest, response: Response, text: string): ApiResponse {
+  const address = apiAddress(request.url);
+  const parsed = parseJson(text);
+  if (response.status >= 300 && response.status < 400) {
+    const location = response.headers.get("location") ?? "elsewhere";
+    throw new ApiError(
+      "bad_response",
+      `The API at ${address} answered with a redirect (HTTP ${response.status}) to ${location}; svc does not follow redirects. Set SERVICE_API_URL to the API's own address.`,
+      response.status,
+    );
+  }
+  if (!response.ok) {
+    throw errorFromResponse(response.status, parsed.ok ? parsed.value : null, text, address);
+  }
+  if (!parsed.ok) {
+    throw new ApiError(
+      "bad_response",
+      `The API at ${address} answered HTTP ${response.status} with a body that is not JSON. Is SERVICE_API_URL the svc API?`,
+      response.status,
+    );
+  }
+  return { status: response.status, text, body: parsed.value };
+}

@@ -1,0 +1,19 @@
+import { displayValue, isRecord } from "./values.ts";
+
+/**
+ * One resource as `key: value` lines, values aligned; a nested object (such as
+ * `last_delivery`) as indented lines below its key, and null as `none`.
+ */
+export function renderKeyValue(record: Readonly<Record<string, unknown>>, indent = ""): string {
+  const keys = Object.keys(record);
+  const width = Math.max(0, ...keys.map((key) => key.length + 1));
+  return keys
+    .map((key) => {
+      const value = record[key];
+      const label = `${indent}${`${key}:`.padEnd(width)}`;
+      if (value === null) return `${label} none`;
+      if (isRecord(value)) return `${indent}${key}:\n${renderKeyValue(value, `${indent}  `)}`;
+      return `${label} ${displayValue(value)}`;
+    })
+    .join("\n");
+}

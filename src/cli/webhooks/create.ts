@@ -1,0 +1,142 @@
+import { Option, type Command } from "commander";
+import { AppError } from "../../errors.ts";
+import { ExclusiveFile } from "../../lib/exclusive-file.ts";
+import type { ApiRequest } from "../client/http.ts";
+import { openSession } from "../client/session.ts";
+import { action, type CommandSettings } from "../command.ts";
+import { dryRunResult } from "../dry-run.ts";
+import type { GlobalOptions } from "../global-options.ts";
+import type { CliIo } from "../io.ts";
+import { errorCode, intoNewFile } from "../new-file.ts";
+import type { CommandResult } from "../output.ts";
+import { requireOption, usageError } from "../usage.ts";
+import {
+  createdDestinationSchema,
+  DESTINATION_FIELDS,
+  parseBody,
+  webhooksPath,
+  withoutSecret,
+} from "./destination.ts";
+import { destinationBody, type DestinationFlags } from "./destination-input.ts";
+
+const COMMAND = "webhooks create";
+const REDACTED = "[redacted]";
+
+export interface CreateOptions extends GlobalOptions, DestinationFlags {
+  readonly idempotencyKey?: string;
+}
+
+const settings: CommandSettings = {
+  accepts: ["workspace", "raw", "dryRun", "stdin", "timing"],
+  fields: [...DESTINATION_FIELDS, "secret", "secret_file"],
+  output: "secret",
+};
+
+/** SPEC section 8: 1 to 255 characters after trimming; sent trimmed, as an HTTP header value. */
+function idempotencyKey(given: string | undefined): string | undefined {
+  if (given === undefined) return undefined;
+  const key = given.trim();
+  if (key.length < 1 || key.length > 255 || !/^[\x20-\x7e]+$/.test(key)) {
+    throw usageError(
+      COMMAND,
+      "--idempotency-key must be 1 to 255 printable ASCII characters (spaces around it are dropped).",
+    );
+  }
+  return key;
+}
+
+/**
+ * Registers a destination. The secret file is created (new, mode 0600) before the request is
+ * sent, so a bad `--output` registers nothing; the secret is written to it alone, exactly as
+ * issued and without a newline, so the file's whole content is the HMAC key. Stdout shows the
+ * result with the secret redacted, even with `--raw`.
+ */
+export async function createWebhook(options: CreateOptions, io: CliIo): Promise<CommandResult> {
+  const body = await destinationBody(options, options, io, COMMAND, ["url", "events"]);
+  if (body.url === undefined) {
+    throw usageError(
+      COMMAND,
+      "A destination needs --url <https-url> (or url in the --stdin JSON).",
+    );
+  }
+  const secretFile = requireOption(
+    options.output,
+    COMMAND,
+    "--output <path> is required: the new file the signing secret is saved to (it is issued only once).",
+  );
+  const key = idempotencyKey(options.idempotencyKey);
+  const session = await openSession(options, io);
+  const request: ApiRequest = {
+    method: "POST",
+    path: webhooksPath(session.workspace, COMMAND),
+    body,
+    ...(key === undefined ? {} : { headers: { "Idempotency-Key": key } }),
+  };
+  if (options.dryRun === true) {
+    await ExclusiveFile.check(secretFile);
+    return dryRunResult(session.prepare(request), [
+      `The signing secret would be saved to ${secretFile}.`,
+    ]);
+  }
+  const { destination, text } = await intoNewFile(
+    secretFile,
+    async () => {
+      const response = await session.send(request);
+      return { destination: parseBody(createdDestinationSchema, response), text: response.text };
+    },
+    (created) => created.destination.secret,
+    (created, cause) =>
+      new AppError(
+        "secret_not_saved",
+        `Destination ${created.destination.id} was registered, but its signing secret could not be saved to ${secretFile} (${errorCode(cause)}), and it cannot be shown again. Delete the destination (svc webhooks delete ${created.destination.id} --yes) and create it anew.`,
+        { param: "output", cause },
+      ),
+  );
+  return {
+    data: { ...withoutSecret(destination), secret: REDACTED, secret_file: secretFile },
+    raw: text.split(destination.secret).join(REDACTED),
+    notes: [
+      `Signing secret saved to ${secretFile} (mode 0600); it is issued only this once, so keep the file.`,
+    ],
+  };
+}
+
+export function registerCreate(group: Command, io: CliIo): void {
+  group
+    .command("create")
+    .description("register a destination; its signing secret is saved to the --output file")
+    .option("--url <https-url>", "where notifications are sent: https://, at most 2048 characters")
+    .option(
+      "--events <csv>",
+      "comma-separated: *, job.completed, job.failed, collection.completed (default: *)",
+    )
+    .addOption(
+      new Option(
+        "--idempotency-key <key>",
+        "sent as the Idempotency-Key header; reuse it only to retry this same request",
+      ),
+    )
+    .usage("--url <https-url> --output <path> [options]")
+    .addHelpText(
+      "after",
+      `
+--output <path> (required) is the new file the signing secret is saved to: created before the
+request is sent, never overwritten, never through a symlink, mode 0600, and its directory must
+be writable, so a bad path registers nothing. The file holds the secret alone (whsec_…, no
+newline): it is the HMAC-SHA256 key that verifies notifications. Stdout shows the new
+destination with the secret redacted. The destination is active at once; no test notification
+is sent.
+
+With --stdin, a JSON object {"url": "...", "events": [...]} is read from standard input;
+a flag given as well wins over the same member of the JSON.
+
+Examples:
+  $ svc webhooks create --url https://example.com/hooks --output whsec.txt
+  $ svc webhooks create --url https://example.com/hooks --events job.completed,job.failed \\
+      --output whsec.txt --idempotency-key 9c1e7a
+  $ echo '{"url":"https://example.com/hooks","events":["*"]}' | \\
+      svc webhooks create --stdin --output whsec.txt --json
+  $ svc webhooks create --url https://example.com/hooks --output whsec.txt --dry-run`,
+    )
+    .action(action<CreateOptions>(io, settings, (options) => createWebhook(options, io)));
+}

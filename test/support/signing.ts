@@ -1,0 +1,40 @@
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { ENCRYPTION_KEY_FILE } from "../../src/crypto/encryption-key.ts";
+import { SecretBox } from "../../src/crypto/secret-box.ts";
+
+/**
+ * The signing secret the server holds for a destination, read from its SQLite database and
+ * decrypted with the data directory's key: what the delivery engine will sign with.
+ */
+export async function storedSigningSecret(dataDir: string, destinationId: string): Promise<string> {
+  const key = Buffer.from(
+    (await readFile(join(dataDir, ENCRYPTION_KEY_FILE), "utf8")).trim(),
+    "base64",
+  );
+  const database = new DatabaseSync(join(dataDir, "svc.db"), { readOnly: true });
+  try {
+    const row = database
+      .prepare("SELECT secret_ciphertext FROM destinations WHERE id = ?")
+      .get(destinationId) as { secret_ciphertext: string } | undefined;
+    if (row === undefined) throw new Error(`no destination ${destinationId} in the database`);
+    return new SecretBox(key).decrypt(row.secret_ciphertext, destinationId);
+  } finally {
+    database.close();
+  }
+}
+
+/**
+ * HMAC-SHA256 built by hand from its definition (RFC 2104) on plain SHA-256: a computation
+ * independent of node:crypto's createHmac, to check a signature against.
+ */
+export function hmacSha256ByDefinition(key: Buffer, message: Buffer): string {
+  const blockSize = 64;
+  const shortKey = key.length > blockSize ? createHash("sha256").update(key).digest() : key;
+  const padded = Buffer.concat([shortKey, Buffer.alloc(blockSize - shortKey.length)]);
+  const xor = (pad: number): Buffer => Buffer.from(padded.map((byte) => byte ^ pad));
+  const inner = createHash("sha256").update(xor(0x36)).update(message).digest();
+  return createHash("sha256").update(xor(0x5c)).update(inner).digest("hex");
+}
