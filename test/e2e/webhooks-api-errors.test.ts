@@ -105,14 +105,15 @@ describe("svc webhooks: API answers and errors", () => {
     await assert.rejects(stat(output), { code: "ENOENT" }, "the secret file is removed again");
   });
 
-  it("idempotency key still in progress: 409 idempotency_in_progress, exit 3 (SPEC 7)", async () => {
+  it("idempotency key still in progress: waits Retry-After and tries again, then gives up with 409 idempotency_in_progress, exit 3 (SPEC 7)", async () => {
     stub.answer(
       json(
         409,
         { error: { code: "idempotency_in_progress", message: "Still in progress; retry." } },
-        { "retry-after": "2" },
+        { "retry-after": "0" },
       ),
     );
+    const before = stub.received.length;
     const run = await svc([
       "webhooks",
       "create",
@@ -124,7 +125,40 @@ describe("svc webhooks: API answers and errors", () => {
       newPath(),
     ]);
     assertExit(run, 3);
-    assert.equal(run.stderr, "error: Still in progress; retry. (idempotency_in_progress)\n");
+    assert.match(run.stderr, /error: Still in progress; retry\. \(idempotency_in_progress\)\n$/);
+    const tries = stub.received.slice(before);
+    assert.equal(tries.length, 4, "a bounded number of tries");
+    assert.ok(tries.every((request) => request.headers["idempotency-key"] === "k1"));
+  });
+
+  it("idempotency key in progress, then done: the retry after Retry-After succeeds", async () => {
+    let calls = 0;
+    const inProgress = json(
+      409,
+      { error: { code: "idempotency_in_progress", message: "Still in progress; retry." } },
+      { "retry-after": "1" },
+    );
+    const created = json(201, {
+      id: "dst_0123456789abcdef01234567",
+      url,
+      events: ["*"],
+      active: true,
+      created_at: "2026-11-21T12:00:00.000Z",
+      updated_at: "2026-11-21T12:00:00.000Z",
+      secret: "whsec_c2VjcmV0LWZvci10aGUtcmV0cnktdGVzdA",
+    });
+    stub.answer((request, response) => {
+      calls += 1;
+      (calls === 1 ? inProgress : created)(request, response);
+    });
+    const started = Date.now();
+    const run = await svc(["webhooks", "create", "--url", url, "--output", newPath(), "--json"]);
+    assertExit(run, 0);
+    assert.ok(Date.now() - started >= 1000, "it waited the Retry-After");
+    assert.equal(calls, 2);
+    const [first, second] = stub.received.slice(-2);
+    assert.equal(first?.headers["idempotency-key"], second?.headers["idempotency-key"]);
+    assert.match(String(first?.headers["idempotency-key"]), /^svc-/, "a key svc generated");
   });
 
   it("an error code svc does not know keeps the API's code and message, exit 1", async () => {

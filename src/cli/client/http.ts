@@ -149,7 +149,16 @@ function interpret(request: PreparedRequest, response: Response, text: string): 
     );
   }
   if (!response.ok) {
-    throw errorFromResponse(response.status, parsed.ok ? parsed.value : null, text, address);
+    const error = errorFromResponse(
+      response.status,
+      parsed.ok ? parsed.value : null,
+      text,
+      address,
+    );
+    const retryAfter = Number(response.headers.get("retry-after") ?? Number.NaN);
+    if (error instanceof ApiError && Number.isFinite(retryAfter))
+      error.retryAfterSeconds = retryAfter;
+    throw error;
   }
   if (!parsed.ok) {
     throw new ApiError(

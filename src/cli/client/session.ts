@@ -3,6 +3,7 @@ import type { CliIo } from "../io.ts";
 import { resolveWorkspace } from "../workspace.ts";
 import { resolveApiUrl } from "./api-url.ts";
 import { resolveCredentials } from "./credentials.ts";
+import { MAX_ATTEMPTS, sendWithRetries } from "./retry.ts";
 import {
   prepareRequest,
   sendRequest,
@@ -35,14 +36,29 @@ export async function openSession(options: GlobalOptions, io: CliIo): Promise<Ap
     options.timing === true
       ? (timing: RequestTiming) => io.stderr.write(`${describeTiming(timing)}\n`)
       : undefined;
+  const sendOnce = (prepared: PreparedRequest): Promise<ApiResponse> =>
+    sendRequest(prepared, {
+      timeoutMs: REQUEST_TIMEOUT_MS,
+      ...(onTiming === undefined ? {} : { onTiming }),
+    });
   return {
     workspace,
     prepare: (request) => prepareRequest(base, token, request),
-    send: (request) =>
-      sendRequest(prepareRequest(base, token, request), {
-        timeoutMs: REQUEST_TIMEOUT_MS,
-        ...(onTiming === undefined ? {} : { onTiming }),
-      }),
+    send: (request) => {
+      const prepared = prepareRequest(base, token, request);
+      // Sending again is safe for a read, and for a change that carries an Idempotency-Key.
+      const repeatable =
+        request.method === "GET" || request.headers?.["Idempotency-Key"] !== undefined;
+      if (!repeatable) return sendOnce(prepared);
+      return sendWithRetries(
+        () => sendOnce(prepared),
+        (error, delayMs, nextAttempt) => {
+          io.stderr.write(
+            `note: ${error.message.split(". ")[0] ?? error.code}; sending the same request again in ${delayMs} ms (try ${nextAttempt} of ${MAX_ATTEMPTS})\n`,
+          );
+        },
+      );
+    },
   };
 }
 

@@ -1,7 +1,8 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { AppError } from "../../errors.ts";
 import { ExclusiveFile } from "../../lib/exclusive-file.ts";
 import type { ApiRequest } from "../client/http.ts";
+import { idempotencyKey, idempotencyKeyOption } from "../client/idempotency-key.ts";
 import { openSession } from "../client/session.ts";
 import { action, type CommandSettings } from "../command.ts";
 import { dryRunResult } from "../dry-run.ts";
@@ -13,10 +14,10 @@ import { requireOption, usageError } from "../usage.ts";
 import {
   createdDestinationSchema,
   DESTINATION_FIELDS,
-  parseBody,
   webhooksPath,
   withoutSecret,
 } from "./destination.ts";
+import { parseBody } from "../client/api-paths.ts";
 import { destinationBody, type DestinationFlags } from "./destination-input.ts";
 
 const COMMAND = "webhooks create";
@@ -31,19 +32,6 @@ const settings: CommandSettings = {
   fields: [...DESTINATION_FIELDS, "secret", "secret_file"],
   output: "secret",
 };
-
-/** SPEC section 8: 1 to 255 characters after trimming; sent trimmed, as an HTTP header value. */
-function idempotencyKey(given: string | undefined): string | undefined {
-  if (given === undefined) return undefined;
-  const key = given.trim();
-  if (key.length < 1 || key.length > 255 || !/^[\x20-\x7e]+$/.test(key)) {
-    throw usageError(
-      COMMAND,
-      "--idempotency-key must be 1 to 255 printable ASCII characters (spaces around it are dropped).",
-    );
-  }
-  return key;
-}
 
 /**
  * Registers a destination. The secret file is created (new, mode 0600) before the request is
@@ -64,13 +52,13 @@ export async function createWebhook(options: CreateOptions, io: CliIo): Promise<
     COMMAND,
     "--output <path> is required: the new file the signing secret is saved to (it is issued only once).",
   );
-  const key = idempotencyKey(options.idempotencyKey);
+  const key = idempotencyKey(options.idempotencyKey, COMMAND);
   const session = await openSession(options, io);
   const request: ApiRequest = {
     method: "POST",
     path: webhooksPath(session.workspace, COMMAND),
     body,
-    ...(key === undefined ? {} : { headers: { "Idempotency-Key": key } }),
+    headers: { "Idempotency-Key": key },
   };
   if (options.dryRun === true) {
     await ExclusiveFile.check(secretFile);
@@ -110,12 +98,7 @@ export function registerCreate(group: Command, io: CliIo): void {
       "--events <csv>",
       "comma-separated: *, job.completed, job.failed, collection.completed (default: *)",
     )
-    .addOption(
-      new Option(
-        "--idempotency-key <key>",
-        "sent as the Idempotency-Key header; reuse it only to retry this same request",
-      ),
-    )
+    .addOption(idempotencyKeyOption())
     .usage("--url <https-url> --output <path> [options]")
     .addHelpText(
       "after",

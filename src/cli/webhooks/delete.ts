@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { AppError } from "../../errors.ts";
 import type { ApiRequest } from "../client/http.ts";
+import { idempotencyKey, idempotencyKeyOption } from "../client/idempotency-key.ts";
 import { openSession } from "../client/session.ts";
 import { action, type CommandSettings } from "../command.ts";
 import { dryRunResult } from "../dry-run.ts";
@@ -8,7 +9,8 @@ import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
 import { confirm, isInteractive } from "../prompt.ts";
-import { deletionSchema, parseBody, webhookPath } from "./destination.ts";
+import { deletionSchema, webhookPath } from "./destination.ts";
+import { parseBody } from "../client/api-paths.ts";
 
 const COMMAND = "webhooks delete";
 
@@ -22,8 +24,12 @@ const settings: CommandSettings = {
  * Deletes a destination once confirmed: by `--yes`, or by a person at the prompt. Without a
  * terminal to ask on and without `--yes`, it refuses before anything is sent.
  */
+export interface DeleteOptions extends GlobalOptions {
+  readonly idempotencyKey?: string;
+}
+
 export async function deleteWebhook(
-  options: GlobalOptions,
+  options: DeleteOptions,
   id: string,
   io: CliIo,
 ): Promise<CommandResult> {
@@ -38,6 +44,7 @@ export async function deleteWebhook(
   const request: ApiRequest = {
     method: "DELETE",
     path: webhookPath(session.workspace, id, COMMAND),
+    headers: { "Idempotency-Key": idempotencyKey(options.idempotencyKey, COMMAND) },
   };
   if (options.dryRun === true) return dryRunResult(session.prepare(request));
   const question = `Delete webhook destination ${id} (workspace ${session.workspace})? This cannot be undone.`;
@@ -53,6 +60,7 @@ export function registerDelete(group: Command, io: CliIo): void {
     .command("delete")
     .description("delete a destination (asks first on a terminal; --yes skips the question)")
     .argument("<id>", "the destination's id (dst_…)")
+    .addOption(idempotencyKeyOption())
     .addHelpText(
       "after",
       `
@@ -64,6 +72,6 @@ Examples:
   $ svc webhooks delete dst_5f0c2a9e81b34d7c6a1e0f93 --yes --json`,
     )
     .action(
-      action<GlobalOptions>(io, settings, (options, [id = ""]) => deleteWebhook(options, id, io)),
+      action<DeleteOptions>(io, settings, (options, [id = ""]) => deleteWebhook(options, id, io)),
     );
 }

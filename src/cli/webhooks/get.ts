@@ -9,10 +9,10 @@ import type { CommandResult } from "../output.ts";
 import {
   DESTINATION_FIELDS,
   destinationWithDeliverySchema,
-  parseBody,
   webhookPath,
   withoutSecret,
 } from "./destination.ts";
+import { parseBody } from "../client/api-paths.ts";
 
 const COMMAND = "webhooks get";
 

@@ -7,13 +7,8 @@ import { dryRunResult } from "../dry-run.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
-import {
-  DESTINATION_FIELDS,
-  listPageSchema,
-  parseBody,
-  webhooksPath,
-  withoutSecret,
-} from "./destination.ts";
+import { DESTINATION_FIELDS, listPageSchema, webhooksPath, withoutSecret } from "./destination.ts";
+import { parseBody } from "../client/api-paths.ts";
 
 const COMMAND = "webhooks list";
 

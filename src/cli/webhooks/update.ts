@@ -1,5 +1,6 @@
 import { Option, type Command } from "commander";
 import type { ApiRequest } from "../client/http.ts";
+import { idempotencyKey, idempotencyKeyOption } from "../client/idempotency-key.ts";
 import { openSession } from "../client/session.ts";
 import { action, type CommandSettings } from "../command.ts";
 import { dryRunResult } from "../dry-run.ts";
@@ -10,15 +11,15 @@ import { usageError } from "../usage.ts";
 import {
   DESTINATION_FIELDS,
   destinationSchema,
-  parseBody,
   webhookPath,
   withoutSecret,
 } from "./destination.ts";
+import { parseBody } from "../client/api-paths.ts";
 import { destinationBody, type DestinationFlags } from "./destination-input.ts";
 
 const COMMAND = "webhooks update";
 
-export type UpdateOptions = GlobalOptions & DestinationFlags;
+export type UpdateOptions = GlobalOptions & DestinationFlags & { readonly idempotencyKey?: string };
 
 const settings: CommandSettings = {
   accepts: ["workspace", "raw", "dryRun", "stdin", "timing"],
@@ -47,6 +48,7 @@ export async function updateWebhook(
     method: "PATCH",
     path: webhookPath(session.workspace, id, COMMAND),
     body,
+    headers: { "Idempotency-Key": idempotencyKey(options.idempotencyKey, COMMAND) },
   };
   if (options.dryRun === true) return dryRunResult(session.prepare(request));
   const response = await session.send(request);
@@ -59,6 +61,7 @@ export function registerUpdate(group: Command, io: CliIo): void {
     .description("change a destination's url, events or active state; the rest is preserved")
     .argument("<id>", "the destination's id (dst_…)")
     .option("--url <https-url>", "new destination URL: https://, at most 2048 characters")
+    .addOption(idempotencyKeyOption())
     .option(
       "--events <csv>",
       "new comma-separated events: *, job.completed, job.failed, collection.completed",

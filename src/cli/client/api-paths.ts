@@ -1,0 +1,29 @@
+import type { z } from "zod";
+import { AppError } from "../../errors.ts";
+import { usageError } from "../usage.ts";
+import type { ApiResponse } from "./http.ts";
+
+/** A 2xx body in the shape the contract gives it, or `bad_response` saying what is off. */
+export function parseBody<T extends z.ZodType>(schema: T, response: ApiResponse): z.output<T> {
+  const result = schema.safeParse(response.body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const where = issue === undefined || issue.path.length === 0 ? "the body" : issue.path.join(".");
+  throw new AppError(
+    "bad_response",
+    `The API answered HTTP ${response.status} with an unexpected body (${where}: ${issue?.message ?? "invalid"}). Are svc and the server the same version?`,
+  );
+}
+
+/** One segment of an API path: encoded, and never empty, `.` or `..` (which would move up). */
+export function pathSegment(value: string, what: string, command: string): string {
+  if (value === "" || value === "." || value === "..") {
+    throw usageError(command, `${JSON.stringify(value)} is not a valid ${what}.`);
+  }
+  return encodeURIComponent(value);
+}
+
+/** `v1/workspaces/<id>`, the root of everything a workspace holds. */
+export function workspacePath(workspace: string, command: string): string {
+  return `v1/workspaces/${pathSegment(workspace, "workspace id", command)}`;
+}

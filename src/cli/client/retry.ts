@@ -1,0 +1,59 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { AppError } from "../../errors.ts";
+import { ApiError } from "./api-error.ts";
+import type { ApiResponse } from "./http.ts";
+
+/** Tries in all, the first included. */
+export const MAX_ATTEMPTS = 4;
+/** Waits before the second, third and fourth try after a lost answer. */
+const lostAnswerBackoffMs = [250, 1000, 2000];
+/** The longest wait on `Retry-After` that svc accepts before trying again. */
+const maxRetryAfterMs = 10_000;
+
+/** Codes that mean the connection broke after the request may have been sent. */
+const lostAnswerCodes = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
+
+function causeCodes(error: unknown): string[] {
+  const codes: string[] = [];
+  for (let current = error; current instanceof Error; current = current.cause) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (typeof code === "string") codes.push(code);
+  }
+  return codes;
+}
+
+/**
+ * How long to wait before sending the same request again, or null to give up. Only two
+ * failures are worth another try: the answer was lost after the connection was made (the
+ * server may have done the work: the Idempotency-Key makes the retry replay it instead of
+ * doing it twice), and `idempotency_in_progress` (the first try is still running). A refused
+ * connection or a time-out is reported at once.
+ */
+function retryDelay(error: unknown, attempt: number): number | null {
+  if (attempt >= MAX_ATTEMPTS) return null;
+  if (error instanceof ApiError && error.code === "idempotency_in_progress") {
+    return Math.min((error.retryAfterSeconds ?? 2) * 1000, maxRetryAfterMs);
+  }
+  if (error instanceof AppError && error.code === "api_unreachable") {
+    const lost = causeCodes(error).some((code) => lostAnswerCodes.has(code));
+    return lost ? (lostAnswerBackoffMs[attempt - 1] ?? null) : null;
+  }
+  return null;
+}
+
+/** Sends, and sends again while `retryDelay` says it is safe and useful. */
+export async function sendWithRetries(
+  send: () => Promise<ApiResponse>,
+  onRetry: (error: AppError, delayMs: number, nextAttempt: number) => void,
+): Promise<ApiResponse> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await send();
+    } catch (error) {
+      const delay = retryDelay(error, attempt);
+      if (delay === null || !(error instanceof AppError)) throw error;
+      onRetry(error, delay, attempt + 1);
+      await sleep(delay);
+    }
+  }
+}
