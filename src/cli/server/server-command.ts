@@ -27,7 +27,7 @@ function shutdownSignal(): Promise<NodeJS.Signals> {
 export function registerServerCommand(program: Command, io: CliIo): void {
   const command = program
     .command("server")
-    .description("run the HTTP API (and, later, the delivery worker) until SIGTERM or SIGINT")
+    .description("run the HTTP API and the delivery worker until SIGTERM or SIGINT")
     .option("--host <host>", "interface to listen on (env SVC_HOST, default 127.0.0.1)")
     .option("--port <port>", "port to listen on (env SVC_PORT, default 8787)")
     .option(

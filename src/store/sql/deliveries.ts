@@ -101,7 +101,9 @@ export async function finishAttempt(
   if (attempt !== null) {
     await tx.execute(
       `INSERT INTO delivery_attempts (delivery_seq, attempt, started_at, duration_ms, status_code, error_class)
-       SELECT seq, attempts, $2, $3, $4, $5 FROM deliveries WHERE seq = $1`,
+       SELECT seq, attempts, CAST($2 AS BIGINT), CAST($3 AS INTEGER), CAST($4 AS INTEGER),
+              CAST($5 AS TEXT)
+       FROM deliveries WHERE seq = $1`,
       [
         seq,
         attempt.startedAt.getTime(),
