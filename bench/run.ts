@@ -1,0 +1,272 @@
+/**
+ * `npm run bench [-- --quick]`: the physical limit and the service end to end, on SQLite and
+ * PostgreSQL, in one run on this machine. Prints a table; writes bench/results/latest.json.
+ * docs/PERFORMANCE.md explains each figure and what bounds it.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cpus, totalmem, tmpdir } from "node:os";
+import { join } from "node:path";
+import { createTestCa } from "../test/support/tls.ts";
+import { measureRawLimit } from "./raw.ts";
+import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
+import { startBenchService, type BenchService } from "./service.ts";
+import { percentile, pooled, progress, round } from "./stats.ts";
+import { postgresDatabase } from "./postgres.ts";
+
+const quick = process.argv.includes("--quick");
+const sizes = quick
+  ? { throughput: 3000, latencySeconds: 3, getSeconds: 3, backlog: 10_000 }
+  : { throughput: 20_000, latencySeconds: 10, getSeconds: 10, backlog: 100_000 };
+const publishers = 32;
+const deliveryConcurrency = 64;
+
+interface Throughput {
+  deliveries_per_s: number;
+  publish_p50_ms: number;
+  publish_p99_ms: number;
+}
+
+type PostgresResult = (Throughput & { ratio_to_raw: number }) | { skipped: string };
+
+interface Results {
+  raw_per_s: number;
+  sqlite: Throughput & {
+    ratio_to_raw: number;
+    publish_to_receipt_p50_ms: number;
+    publish_to_receipt_p99_ms: number;
+    fan_out_100_ms: number;
+    get_p99_ms_at_500_rps: number;
+  };
+  postgres: PostgresResult;
+  peak_rss_mb: number;
+  backlog_events: number;
+}
+
+async function publish(service: BenchService, type: string, index: number): Promise<string> {
+  const response = await service.call("POST", "/events", {
+    type,
+    data: { object: { id: `job_${index}`, status: "done" } },
+  });
+  if (response.status !== 202) throw new Error(`publish answered ${response.status}`);
+  return (response.body as { id: string }).id;
+}
+
+async function register(service: BenchService, url: string, events: string[]): Promise<string> {
+  const response = await service.call("POST", "/webhooks", { url, events });
+  if (response.status !== 201) throw new Error(`create answered ${response.status}`);
+  return (response.body as { id: string }).id;
+}
+
+/** Durable end to end: published through the API, committed, delivered, 2xx recorded. */
+async function measureThroughput(
+  service: BenchService,
+  receiver: BenchReceiver,
+  count: number,
+): Promise<Throughput> {
+  receiver.reset();
+  const latencies: number[] = [];
+  const started = performance.now();
+  await pooled(count, publishers, async (index) => {
+    const sent = performance.now();
+    await publish(service, "job.completed", index);
+    latencies.push(performance.now() - sent);
+  });
+  await receiver.waitForDistinct(count, 600_000);
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    deliveries_per_s: round(count / seconds),
+    publish_p50_ms: round(percentile(latencies, 50), 2),
+    publish_p99_ms: round(percentile(latencies, 99), 2),
+  };
+}
+
+/** Publish-to-receipt latency with publishes paced at 1,000 per second. */
+async function measurePacedLatency(
+  service: BenchService,
+  receiver: BenchReceiver,
+  seconds: number,
+): Promise<{ p50: number; p99: number }> {
+  receiver.reset();
+  const publishedAt = new Map<string, number>();
+  const total = seconds * 1000;
+  const started = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let index = 0; index < total; index += 1) {
+    const due = started + index; // one per millisecond
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    const sentAt = performance.now();
+    pending.push(
+      publish(service, "job.completed", index).then((id) => {
+        publishedAt.set(id, sentAt);
+      }),
+    );
+  }
+  await Promise.all(pending);
+  await receiver.waitForDistinct(total, 120_000);
+  const latencies = [...publishedAt].map(
+    ([id, sentAt]) => (receiver.firstReceipt.get(id) ?? Number.NaN) - sentAt,
+  );
+  return { p50: round(percentile(latencies, 50), 2), p99: round(percentile(latencies, 99), 2) };
+}
+
+async function measureFanOut(service: BenchService, receiver: BenchReceiver): Promise<number> {
+  for (let index = 0; index < 100; index += 1) {
+    await register(service, `${receiver.url}/fan-out/${index}`, ["job.failed"]);
+  }
+  receiver.reset();
+  const started = performance.now();
+  await publish(service, "job.failed", 0);
+  await receiver.waitForTotal(100, 60_000);
+  return round(performance.now() - started, 1);
+}
+
+async function measureGetLatency(
+  service: BenchService,
+  id: string,
+  seconds: number,
+): Promise<number> {
+  const latencies: number[] = [];
+  const started = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let index = 0; index < seconds * 500; index += 1) {
+    const wait = started + index * 2 - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    const sent = performance.now();
+    pending.push(
+      service.call("GET", `/webhooks/${id}`).then(() => {
+        latencies.push(performance.now() - sent);
+      }),
+    );
+  }
+  await Promise.all(pending);
+  return round(percentile(latencies, 99), 2);
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "svc-bench-"));
+  const ca = await createTestCa(join(dir, "ca"));
+  const receiver = await startBenchReceiver(ca);
+  const serviceOptions = (name: string, database?: string) => ({
+    dir: join(dir, name),
+    caCertPath: ca.caCertPath,
+    ...(database === undefined ? {} : { database }),
+    extraEnv: { SVC_DELIVERY_CONCURRENCY: String(deliveryConcurrency) },
+  });
+  try {
+    progress(`raw limit: ${sizes.throughput} signed POSTs over keep-alive…`);
+    const raw = await measureRawLimit({
+      url: receiver.url,
+      caCertPem: ca.caCertPem,
+      count: sizes.throughput,
+      concurrency: deliveryConcurrency,
+    });
+    progress(`raw limit: ${round(raw)}/s`);
+
+    await mkdir(join(dir, "sqlite"));
+    const sqlite = await startBenchService(serviceOptions("sqlite"));
+    const destination = await register(sqlite, `${receiver.url}/hooks`, ["job.completed"]);
+    progress(`SQLite end to end: ${sizes.throughput} events…`);
+    const sqliteThroughput = await measureThroughput(sqlite, receiver, sizes.throughput);
+    progress(`SQLite: ${sqliteThroughput.deliveries_per_s}/s`);
+    progress(`publish-to-receipt at 1,000 events/s for ${sizes.latencySeconds} s…`);
+    const paced = await measurePacedLatency(sqlite, receiver, sizes.latencySeconds);
+    progress("fan-out of one event to 100 destinations…");
+    const fanOut = await measureFanOut(sqlite, receiver);
+    progress(`get at 500 requests/s for ${sizes.getSeconds} s…`);
+    const getP99 = await measureGetLatency(sqlite, destination, sizes.getSeconds);
+    await sqlite.stop();
+
+    await mkdir(join(dir, "backlog"));
+    const backlogService = await startBenchService(serviceOptions("backlog"));
+    await register(backlogService, `${receiver.url}/backlog`, ["job.completed"]);
+    progress(`backlog of ${sizes.backlog} events (peak RSS)…`);
+    await measureThroughput(backlogService, receiver, sizes.backlog);
+    const peakRss = round(await backlogService.peakRssMb());
+    await backlogService.stop();
+
+    let postgres: PostgresResult;
+    const pg = postgresDatabase();
+    if ("skipped" in pg) {
+      progress(`PostgreSQL skipped: ${pg.skipped}`);
+      postgres = { skipped: pg.skipped };
+    } else {
+      try {
+        await mkdir(join(dir, "postgres"));
+        const service = await startBenchService(serviceOptions("postgres", pg.url));
+        await register(service, `${receiver.url}/pg`, ["job.completed"]);
+        progress(`PostgreSQL end to end: ${sizes.throughput} events…`);
+        const throughput = await measureThroughput(service, receiver, sizes.throughput);
+        await service.stop();
+        postgres = { ...throughput, ratio_to_raw: round(throughput.deliveries_per_s / raw, 3) };
+      } catch (error) {
+        postgres = { skipped: error instanceof Error ? error.message : String(error) };
+        progress(`PostgreSQL failed: ${postgres.skipped}`);
+      } finally {
+        pg.drop();
+      }
+    }
+
+    const results: Results & Record<string, unknown> = {
+      date: new Date().toISOString(),
+      mode: quick ? "quick" : "full",
+      machine: {
+        cpus: cpus().length,
+        cpu: cpus()[0]?.model ?? "unknown",
+        memory_gb: round(totalmem() / 2 ** 30),
+        node: process.version,
+      },
+      raw_per_s: round(raw),
+      sqlite: {
+        ...sqliteThroughput,
+        ratio_to_raw: round(sqliteThroughput.deliveries_per_s / raw, 3),
+        publish_to_receipt_p50_ms: paced.p50,
+        publish_to_receipt_p99_ms: paced.p99,
+        fan_out_100_ms: fanOut,
+        get_p99_ms_at_500_rps: getP99,
+      },
+      postgres,
+      peak_rss_mb: peakRss,
+      backlog_events: sizes.backlog,
+    };
+    const resultsDir = new URL("../../bench/results/", import.meta.url);
+    await mkdir(resultsDir, { recursive: true });
+    await writeFile(new URL("latest.json", resultsDir), `${JSON.stringify(results, null, 2)}\n`);
+    printTable(results);
+  } finally {
+    await receiver.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function printTable(results: Results): void {
+  const pg = results.postgres;
+  const rows: [string, string][] = [
+    ["raw limit (signed POSTs/s, no persistence)", String(results.raw_per_s)],
+    [
+      "SQLite durable deliveries/s",
+      `${results.sqlite.deliveries_per_s} (${round(results.sqlite.ratio_to_raw * 100)}% of raw)`,
+    ],
+    [
+      "PostgreSQL durable deliveries/s",
+      "skipped" in pg
+        ? `skipped: ${pg.skipped}`
+        : `${pg.deliveries_per_s} (${round(pg.ratio_to_raw * 100)}% of raw)`,
+    ],
+    [
+      "publish API latency p50 / p99 (ms, SQLite)",
+      `${results.sqlite.publish_p50_ms} / ${results.sqlite.publish_p99_ms}`,
+    ],
+    [
+      "publish-to-receipt p50 / p99 at 1,000/s (ms, SQLite)",
+      `${results.sqlite.publish_to_receipt_p50_ms} / ${results.sqlite.publish_to_receipt_p99_ms}`,
+    ],
+    ["fan-out: 1 event to 100 destinations (ms)", String(results.sqlite.fan_out_100_ms)],
+    ["destination get p99 at 500 requests/s (ms)", String(results.sqlite.get_p99_ms_at_500_rps)],
+    [`peak RSS, ${results.backlog_events}-event backlog (MB)`, String(results.peak_rss_mb)],
+  ];
+  const width = Math.max(...rows.map(([name]) => name.length));
+  for (const [name, value] of rows) process.stdout.write(`${name.padEnd(width)}  ${value}\n`);
+}
+
+await main();

@@ -1,0 +1,131 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Agent, request } from "undici";
+
+const svcBin = fileURLToPath(new URL("../src/bin/svc.js", import.meta.url));
+
+/** A running `svc server` under measurement, with an owner key for its first workspace. */
+export interface BenchService {
+  readonly url: string;
+  readonly workspaceId: string;
+  readonly process: ChildProcess;
+  /** POSTs/GETs JSON to the API over a keep-alive pool; returns status and parsed body. */
+  call(
+    method: "GET" | "POST",
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: unknown }>;
+  /** The server process's peak resident set (VmHWM), in MiB. */
+  peakRssMb(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) =>
+    server.close(() => {
+      resolve();
+    }),
+  );
+  return port;
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [svcBin, ...args], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+    child.on("close", (code) => {
+      if (code === 0) resolve(out);
+      else reject(new Error(`svc ${args.join(" ")} exited ${code}: ${err}`));
+    });
+  });
+}
+
+/**
+ * Initialises a database (`database`: a SQLite data directory's file, or a postgres:// URL)
+ * and starts `svc server` on it with the service's default settings, except that loopback is
+ * allowlisted and the bench CA trusted. Logs go to a file, as a deployment's would.
+ */
+export async function startBenchService(options: {
+  dir: string;
+  caCertPath: string;
+  database?: string;
+  extraEnv?: NodeJS.ProcessEnv;
+}): Promise<BenchService> {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    SVC_DATA_DIR: join(options.dir, "data"),
+    SVC_ALLOW_PRIVATE_NETWORKS: "127.0.0.0/8,::1/128",
+    NODE_EXTRA_CA_CERTS: options.caCertPath,
+    SVC_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
+    ...(options.database === undefined ? {} : { SVC_DATABASE_URL: options.database }),
+    ...options.extraEnv,
+  };
+  const keyFile = join(options.dir, `owner-${Date.now()}.key`);
+  const init = JSON.parse(await run(["admin", "init", "--output", keyFile, "--json"], env)) as {
+    data: { workspace_id: string };
+  };
+  const token = (await readFile(keyFile, "utf8")).trim();
+  const port = await freePort();
+  const { createWriteStream } = await import("node:fs");
+  const log = createWriteStream(join(options.dir, `server-${port}.log`));
+  const child = spawn(process.execPath, [svcBin, "server", "--port", String(port)], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
+  const url = `http://127.0.0.1:${port}`;
+  const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
+  for (let tries = 0; ; tries += 1) {
+    try {
+      const health = await request(`${url}/healthz`, { dispatcher: agent });
+      await health.body.dump();
+      if (health.statusCode === 200) break;
+    } catch {
+      if (tries > 200) throw new Error("svc server did not start");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  const workspaceId = init.data.workspace_id;
+  return {
+    url,
+    workspaceId,
+    process: child,
+    async call(method, path, body) {
+      const response = await request(`${url}/v1/workspaces/${workspaceId}${path}`, {
+        dispatcher: agent,
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: response.statusCode, body: await response.body.json() };
+    },
+    async peakRssMb() {
+      const status = await readFile(`/proc/${child.pid}/status`, "utf8");
+      const match = /VmHWM:\s+(\d+) kB/.exec(status);
+      return match?.[1] === undefined ? Number.NaN : Number(match[1]) / 1024;
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+      await agent.close();
+      log.end();
+    },
+  };
+}
