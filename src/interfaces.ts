@@ -12,6 +12,17 @@ export const EVENT_SUBSCRIPTIONS: readonly EventSubscription[] = ["*", ...EVENT_
 export const SCOPES = ["webhooks:read", "webhooks:write", "events:read", "events:write"] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/** A user's role in a workspace; what it grants is ROLE_SCOPES. */
+export const ROLES = ["owner", "member", "viewer"] as const;
+export type Role = (typeof ROLES)[number];
+
+/** The scopes a role grants in its workspace (CONTRACT.md, "Scopes"). */
+export const ROLE_SCOPES: Readonly<Record<Role, readonly Scope[]>> = {
+  owner: SCOPES,
+  member: SCOPES,
+  viewer: ["webhooks:read", "events:read"],
+};
+
 export interface Workspace {
   readonly id: string;
   readonly name: string;
@@ -66,6 +77,8 @@ export interface NewEvent {
 /** A delivery claimed by a worker, with everything one attempt needs. */
 export interface ClaimedDelivery {
   readonly seq: number;
+  /** This claim's token: only it may report on the delivery (`finishAttempt`). */
+  readonly lease: string;
   readonly eventId: string;
   readonly eventType: EventType;
   readonly body: string;
@@ -133,6 +146,56 @@ export interface NewApiKey {
   /** SHA-256 of the token, hex. The token itself is never stored. */
   readonly tokenHash: string;
   readonly scopes: readonly Scope[];
+}
+
+export interface User {
+  readonly id: string;
+  /** Lower-cased. */
+  readonly email: string;
+  readonly createdAt: Date;
+}
+
+/** A user with the stored password hash, for signing in; never leaves the server. */
+export interface UserWithPassword extends User {
+  /** `scrypt$N$r$p$salt$hash`. */
+  readonly passwordHash: string;
+}
+
+export interface NewUser {
+  readonly id: string;
+  readonly email: string;
+  readonly passwordHash: string;
+}
+
+/** A user's role in one workspace. */
+export interface Membership {
+  readonly workspaceId: string;
+  readonly workspaceName: string;
+  readonly role: Role;
+}
+
+/** A signed-in session: what `svs_…` tokens stand for. */
+export interface Session {
+  readonly id: string;
+  readonly user: User;
+  readonly createdAt: Date;
+  readonly expiresAt: Date;
+}
+
+export interface NewSession {
+  readonly id: string;
+  readonly userId: string;
+  /** SHA-256 of the token, hex. The token itself is never stored. */
+  readonly tokenHash: string;
+  readonly expiresAt: Date;
+}
+
+/** The sign-in attempts counted against one subject (an account or a client address). */
+export interface SignInFailures {
+  readonly subject: string;
+  readonly failures: number;
+  /** When the window these failures are counted in ends (and the count restarts). */
+  readonly windowEndsAt: Date;
 }
 
 /** A response kept for replay under an idempotency key. */
@@ -204,9 +267,9 @@ export interface Store {
   claimDueDeliveries(owner: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
   /**
    * Records the attempt, if one was made, and where the delivery now stands. Changes nothing,
-   * returning false, if `owner` no longer holds the claim.
+   * returning false, if the claim `lease` no longer holds the delivery.
    */
-  finishAttempt(owner: string, seq: number, report: AttemptReport): Promise<boolean>;
+  finishAttempt(lease: string, seq: number, report: AttemptReport): Promise<boolean>;
   /** When the earliest pending delivery is due, or null when none is pending. */
   nextDueAt(): Promise<Date | null>;
   /** Deletes attempt records that started before `before`; returns how many. */
@@ -228,6 +291,44 @@ export interface Store {
   releaseIdempotencyKey(workspaceId: string, key: string): Promise<void>;
   /** Deletes expired keys; returns how many. */
   purgeIdempotencyKeys(): Promise<number>;
+
+  /** Resolves when the database answers a trivial query (readiness). */
+  ping(): Promise<void>;
+
+  /** A new user and their first membership, together. */
+  createUser(user: NewUser, membership: { workspaceId: string; role: Role }): Promise<User>;
+  /** By e-mail, compared lower-cased. */
+  findUserByEmail(email: string): Promise<UserWithPassword | null>;
+  /** Adds the membership, or changes its role; returns the role it had before (null: new). */
+  putMembership(userId: string, workspaceId: string, role: Role): Promise<Role | null>;
+  /** The user's role in the workspace; null when they are not a member. */
+  findMembershipRole(userId: string, workspaceId: string): Promise<Role | null>;
+  /** Every membership of the user, by workspace id. */
+  listMemberships(userId: string): Promise<Membership[]>;
+
+  createSession(session: NewSession): Promise<Session>;
+  /** A session by the hash of its token: null when unknown, revoked or expired. */
+  findActiveSession(tokenHash: string): Promise<Session | null>;
+  /** Returns false when there is no such session; revoking twice is not an error. */
+  revokeSession(id: string): Promise<boolean>;
+
+  /**
+   * Counts a sign-in attempt against each subject, before its password is checked, and
+   * returns the counts: so that attempts running at once cannot all slip under a limit. A
+   * subject's window of `windowMs` starts at its first counted attempt; when it has ended, the
+   * count starts again.
+   */
+  countSignInAttempt(subjects: readonly string[], windowMs: number): Promise<SignInFailures[]>;
+  /**
+   * Takes back a successful attempt: the account's count starts again (its owner knows the
+   * password); the address's attempt is uncounted, so that only failures add up there.
+   */
+  forgiveSignInAttempt(account: string, address: string): Promise<void>;
+  /**
+   * Deletes sessions that have expired or were revoked, and sign-in counts whose window of
+   * `windowMs` has ended; returns how many rows went.
+   */
+  purgeAuthRecords(options: { signInWindowMs: number }): Promise<number>;
 
   close(): Promise<void>;
 }

@@ -28,6 +28,7 @@ export function configFrom(
       host: flags.host,
       port: flags.port,
       logLevel: flags.logLevel,
+      role: flags.role,
     },
   });
 }

@@ -3,7 +3,9 @@ import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
 import { AppError } from "../errors.ts";
+import ipaddr from "ipaddr.js";
 import { parseDuration } from "../lib/duration.ts";
+import { splitList } from "../lib/split-list.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
 
 /**
@@ -13,13 +15,7 @@ import { AddressPolicy } from "../net/address-policy.ts";
  * Every problem is reported together.
  */
 
-const csv = (value: unknown): unknown =>
-  typeof value === "string"
-    ? value
-        .split(",")
-        .map((item) => item.trim())
-        .filter((item) => item.length > 0)
-    : value;
+const csv = (value: unknown): unknown => (typeof value === "string" ? splitList(value) : value);
 
 /** A duration such as `50ms`, `5s`, `2m`, `1h` or `1d`, in milliseconds. */
 const duration = z.string().transform((text, context) => {
@@ -42,6 +38,14 @@ const schema = z
     port: z.coerce.number().int().min(0).max(65535),
     /** A SQLite file path, or a postgres:// URL. Default: `svc.db` in the data directory. */
     database: z.string().min(1).optional(),
+    /** PostgreSQL: connections in each process's pool. Default 10. */
+    databasePoolSize: z.coerce.number().int().min(2).max(1000),
+    /**
+     * What `svc server` runs: `all` (API, delivery worker and maintenance; the default),
+     * `api` (the HTTP API alone) or `worker` (worker and maintenance, with a listener that
+     * answers only /healthz and /readyz).
+     */
+    role: z.enum(["all", "api", "worker"]),
     /** Where the SQLite database and the generated encryption key live. */
     dataDir: z.string().min(1),
     /** 32 bytes, base64: encrypts signing secrets at rest. Default: a key file in the data dir. */
@@ -62,7 +66,12 @@ const schema = z
     resolve: z.preprocess(
       csv,
       z.array(
-        z.string().regex(/^[^=\s]+=[^=\s]+$/, { message: "entries must be written name=address" }),
+        z
+          .string()
+          .regex(/^[^=\s]+=[^=\s]+$/, { message: "entries must be written name=address" })
+          .refine((entry) => ipaddr.isValid(entry.split("=")[1] ?? ""), {
+            message: "the address after = must be an IPv4 or IPv6 address",
+          }),
       ),
     ),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
@@ -76,6 +85,8 @@ const schema = z
     deliveryLease: duration,
     /** How long attempt records are kept. Default 30d. */
     attemptRetention: duration,
+    /** How long a session from `svc auth login` lasts before signing in again. Default 30d. */
+    sessionTtl: duration.refine((ms) => ms > 0, { message: "must be more than 0" }),
   })
   .refine((config) => config.deliveryLease > config.deliveryTimeout, {
     path: ["deliveryLease"],
@@ -104,6 +115,8 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
   return {
     host: "127.0.0.1",
     port: 8787,
+    databasePoolSize: 10,
+    role: "all",
     dataDir: defaultDataDir(env),
     allowPrivateNetworks: [],
     resolve: [],
@@ -113,13 +126,17 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     deliveryConcurrency: 64,
     deliveryLease: "60s",
     attemptRetention: "30d",
+    sessionTtl: "30d",
   };
 }
 
-const environmentNames: Record<keyof ServerConfig, string> = {
+/** The environment variable of each setting; the README's configuration table lists them all. */
+export const environmentNames: Record<keyof ServerConfig, string> = {
   host: "SVC_HOST",
   port: "SVC_PORT",
   database: "SVC_DATABASE_URL",
+  databasePoolSize: "SVC_DATABASE_POOL_SIZE",
+  role: "SVC_ROLE",
   dataDir: "SVC_DATA_DIR",
   encryptionKey: "SVC_ENCRYPTION_KEY",
   allowPrivateNetworks: "SVC_ALLOW_PRIVATE_NETWORKS",
@@ -130,6 +147,7 @@ const environmentNames: Record<keyof ServerConfig, string> = {
   deliveryConcurrency: "SVC_DELIVERY_CONCURRENCY",
   deliveryLease: "SVC_DELIVERY_LEASE",
   attemptRetention: "SVC_ATTEMPT_RETENTION",
+  sessionTtl: "SVC_SESSION_TTL",
 };
 
 function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {

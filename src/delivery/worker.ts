@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyBaseLogger } from "fastify";
-import type { ClaimedDelivery, Store } from "../interfaces.ts";
+import { AppError } from "../errors.ts";
+import type { AttemptReport, ClaimedDelivery, Store } from "../interfaces.ts";
 import { attemptDelivery, type AttemptDependencies } from "./attempt.ts";
 import { WorkSignal } from "./work-signal.ts";
 
@@ -9,8 +11,11 @@ export interface WorkerOptions {
   readonly concurrency: number;
   /** How long a claim holds before the delivery is due again for any worker. */
   readonly leaseMs: number;
-  /** The longest the worker sleeps when idle: how soon it notices work another process queued. */
-  readonly idlePollMs: number;
+  /**
+   * The longest the worker sleeps when idle: how soon it notices work that no wake-up
+   * announced. Asked before every sleep, since it depends on whether wake-ups arrive.
+   */
+  readonly idlePollMs: () => number;
 }
 
 /**
@@ -79,11 +84,12 @@ export class DeliveryWorker {
   }
 
   async #idleDelay(): Promise<number> {
-    if (this.#inFlight.size >= this.#options.concurrency) return this.#options.idlePollMs;
+    const idlePollMs = this.#options.idlePollMs();
+    if (this.#inFlight.size >= this.#options.concurrency) return idlePollMs;
     const due = await this.#store.nextDueAt();
-    if (due === null) return this.#options.idlePollMs;
-    const untilDue = due.getTime() - this.#dependencies.clock.now().getTime();
-    return Math.min(Math.max(untilDue, 0), this.#options.idlePollMs);
+    if (due === null) return idlePollMs;
+    const untilDue = due.getTime() - this.#now();
+    return Math.min(Math.max(untilDue, 0), idlePollMs);
   }
 
   #begin(delivery: ClaimedDelivery): void {
@@ -100,9 +106,10 @@ export class DeliveryWorker {
       destination_id: delivery.destination.id,
       attempt: delivery.attempts + 1,
     };
+    const leaseEndsAt = this.#now() + this.#options.leaseMs;
     try {
       const report = await attemptDelivery(delivery, this.#dependencies);
-      const recorded = await this.#store.finishAttempt(this.#owner, delivery.seq, report);
+      const recorded = await this.#record(delivery, report, leaseEndsAt);
       const details = {
         ...context,
         status: report.result.status,
@@ -121,5 +128,35 @@ export class DeliveryWorker {
       // Left claimed: the lease expires and the delivery is attempted again then.
       this.#logger.error({ ...context, err: error }, "delivery attempt failed unexpectedly");
     }
+  }
+
+  /**
+   * Reports an attempt, trying again while the database is unreachable: the receiver may
+   * have the notification already, and a report recorded before the lease ends spares it a
+   * second copy. Once the lease has ended another worker may hold the delivery, so the
+   * error is given up (the delivery is simply attempted again).
+   */
+  async #record(
+    delivery: ClaimedDelivery,
+    report: AttemptReport,
+    leaseEndsAt: number,
+  ): Promise<boolean> {
+    for (let waitMs = 100; ; waitMs = Math.min(waitMs * 2, 2000)) {
+      try {
+        return await this.#store.finishAttempt(delivery.lease, delivery.seq, report);
+      } catch (error) {
+        const unavailable = error instanceof AppError && error.code === "service_unavailable";
+        if (!unavailable || this.#now() + waitMs >= leaseEndsAt) throw error;
+        this.#logger.warn(
+          { seq: delivery.seq, retry_in_ms: waitMs },
+          "database unreachable; retrying report",
+        );
+        await sleep(waitMs);
+      }
+    }
+  }
+
+  #now(): number {
+    return this.#dependencies.clock.now().getTime();
   }
 }

@@ -1,11 +1,13 @@
 import type { FastifyBaseLogger } from "fastify";
+import { SIGN_IN_LIMITS } from "../api/auth/sign-in-limits.ts";
 import type { Clock, Store } from "../interfaces.ts";
 
 const intervalMs = 3_600_000;
 
 /**
  * Housekeeping, hourly and once at start: prunes attempt records past their retention and
- * purges expired idempotency keys. Errors are logged; the next round tries again.
+ * purges expired idempotency keys, ended sessions and ended sign-in windows. Errors are
+ * logged; the next round tries again.
  */
 export function startMaintenance(
   store: Store,
@@ -19,8 +21,9 @@ export function startMaintenance(
       const before = new Date(clock.now().getTime() - options.attemptRetentionMs);
       const attempts = await store.pruneAttempts(before);
       const keys = await store.purgeIdempotencyKeys();
-      if (attempts + keys > 0) {
-        logger.info({ attempts, idempotency_keys: keys }, "pruned expired records");
+      const auth = await store.purgeAuthRecords({ signInWindowMs: SIGN_IN_LIMITS.windowMs });
+      if (attempts + keys + auth > 0) {
+        logger.info({ attempts, idempotency_keys: keys, auth }, "pruned expired records");
       }
     } catch (error) {
       logger.error({ err: error }, "maintenance failed; trying again in an hour");

@@ -1,17 +1,20 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { buildApi } from "../api/app.ts";
+import { buildProbeApi } from "../api/probes.ts";
 import { databaseLocation, resolveTable, type ServerConfig } from "../config/server-config.ts";
 import { loadEncryptionKey } from "../crypto/encryption-key.ts";
 import { SecretBox } from "../crypto/secret-box.ts";
 import { HttpSender } from "../delivery/http-sender.ts";
 import { RetrySchedule } from "../delivery/retry-schedule.ts";
+import { InProcessWakeUps, type WakeUpSource } from "../delivery/wake-ups.ts";
 import { DeliveryWorker } from "../delivery/worker.ts";
 import { AppError } from "../errors.ts";
 import type { Clock, Resolver, Store } from "../interfaces.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
-import { systemResolver, tableResolver } from "../net/resolver.ts";
-import { openStore } from "../store/open-store.ts";
+import { systemResolver, tableResolver, withTimeout } from "../net/resolver.ts";
+import { isPostgresUrl, openStore, redactDatabase } from "../store/open-store.ts";
+import { PostgresWakeUps } from "../store/postgres/deliveries-listener.ts";
 import { startMaintenance } from "./maintenance.ts";
 
 export interface RunningServer {
@@ -21,8 +24,16 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** How soon an idle worker looks for work that another process queued. */
+/** How soon an idle worker looks for work that another process queued, when nothing says so. */
 const idlePollMs = 1000;
+/** While PostgreSQL's LISTEN announces new work, polling is only a safety net. */
+const listeningIdlePollMs = 5000;
+
+/**
+ * The longest a host name may take to resolve, at registration or before an attempt; well
+ * inside the idempotency lock (60 s) and the default lease (60 s).
+ */
+const resolveTimeoutMs = 5000;
 
 /** The seams the server runs with; tests pass their own clock or resolver. */
 export interface ServerSeams {
@@ -32,85 +43,107 @@ export interface ServerSeams {
   readonly resolver?: Resolver;
 }
 
-/** The composition root: config → store → delivery worker and API. */
+/** Something the server started and must stop, in the reverse order of starting. */
+interface Stoppable {
+  stop(): Promise<void>;
+}
+
+/**
+ * The composition root: config → store → delivery worker and API, as the role says: `all`
+ * runs both, `api` the HTTP API alone, `worker` the worker and maintenance with a listener
+ * that answers only the probes.
+ */
 export async function startServer(
   config: ServerConfig,
   seams: ServerSeams,
 ): Promise<RunningServer> {
   const { logger, clock } = seams;
-  const store: Store = await openStore(databaseLocation(config), clock);
-  const resolver = seams.resolver ?? tableResolver(resolveTable(config), systemResolver);
+  const location = databaseLocation(config);
+  const store: Store = await openStore(location, clock, {
+    poolSize: config.databasePoolSize,
+    onConnectionError: (error) => {
+      logger.warn({ err: error }, "an idle database connection broke; the pool replaces it");
+    },
+  });
+  const resolver = withTimeout(
+    seams.resolver ?? tableResolver(resolveTable(config), systemResolver),
+    resolveTimeoutMs,
+  );
   const addressPolicy = new AddressPolicy(config.allowPrivateNetworks);
   const sender = new HttpSender({ connectionsPerOrigin: 16, timeoutMs: config.deliveryTimeout });
-  let worker: DeliveryWorker | undefined;
-  let maintenance: { stop(): Promise<void> } | undefined;
-  let app: FastifyInstance | undefined;
+  const wakeUps: WakeUpSource = isPostgresUrl(location)
+    ? new PostgresWakeUps(location, logger)
+    : new InProcessWakeUps();
+  // Stopped last first: API (no new events), worker (attempts in flight finish), the rest.
+  const started: Stoppable[] = [
+    { stop: () => store.close() },
+    { stop: () => sender.close() },
+    wakeUps,
+  ];
+  const stopAll = async (): Promise<void> => {
+    for (const part of [...started].reverse()) await part.stop();
+  };
+  let app: FastifyInstance;
   try {
     const secretBox = new SecretBox(await loadEncryptionKey(config.encryptionKey, config.dataDir));
-    const deliveryWorker = new DeliveryWorker(
-      store,
-      {
-        secretBox,
-        resolver,
-        addressPolicy,
-        sender,
-        clock,
-        schedule: new RetrySchedule(config.retrySchedule),
-        timeoutMs: config.deliveryTimeout,
-      },
-      logger,
-      {
-        concurrency: config.deliveryConcurrency,
-        leaseMs: config.deliveryLease,
-        idlePollMs,
-      },
-    );
-    worker = deliveryWorker;
-    deliveryWorker.start();
-    maintenance = startMaintenance(store, clock, logger, {
-      attemptRetentionMs: config.attemptRetention,
-    });
-    app = buildApi(
-      {
+    if (config.role !== "api") {
+      const worker = new DeliveryWorker(
         store,
-        secretBox,
-        clock,
-        resolver,
-        addressPolicy,
-        onEventPublished: () => {
-          deliveryWorker.wake();
+        {
+          secretBox,
+          resolver,
+          addressPolicy,
+          sender,
+          clock,
+          schedule: new RetrySchedule(config.retrySchedule),
+          timeoutMs: config.deliveryTimeout,
         },
-      },
-      logger,
-    );
+        logger,
+        {
+          concurrency: config.deliveryConcurrency,
+          leaseMs: config.deliveryLease,
+          idlePollMs: () => (wakeUps.hearsOtherProcesses ? listeningIdlePollMs : idlePollMs),
+        },
+      );
+      wakeUps.start(() => {
+        worker.wake();
+      });
+      worker.start();
+      started.push(
+        startMaintenance(store, clock, logger, { attemptRetentionMs: config.attemptRetention }),
+        worker,
+      );
+    }
+    app =
+      config.role === "worker"
+        ? buildProbeApi(store, logger)
+        : buildApi(
+            {
+              store,
+              secretBox,
+              clock,
+              sessionTtlMs: config.sessionTtl,
+              resolver,
+              addressPolicy,
+              onEventPublished: () => {
+                wakeUps.eventPublished();
+              },
+            },
+            logger,
+          );
+    const listening = app;
+    started.push({ stop: () => listening.close() });
     await listen(app, config);
   } catch (error) {
-    await app?.close();
-    await worker?.stop();
-    await maintenance?.stop();
-    await sender.close();
-    await store.close();
+    await stopAll();
     throw error;
   }
   const address = app.server.address();
   const port = typeof address === "object" && address !== null ? address.port : config.port;
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
-  logger.info({ url, database: redactDatabase(databaseLocation(config)) }, "svc server ready");
-  const api = app;
-  const runningWorker = worker;
-  const runningMaintenance = maintenance;
-  return {
-    url,
-    // API first (no new events), then the worker (attempts in flight finish), then the rest.
-    async close() {
-      await api.close();
-      await runningWorker.stop();
-      await runningMaintenance.stop();
-      await sender.close();
-      await store.close();
-    },
-  };
+  logger.info({ url, role: config.role, database: redactDatabase(location) }, "svc server ready");
+  return { url, close: stopAll };
 }
 
 const listenFailures: Partial<Record<string, string>> = {
@@ -131,9 +164,4 @@ async function listen(app: FastifyInstance, config: ServerConfig): Promise<void>
       { cause: error },
     );
   }
-}
-
-/** A PostgreSQL URL may carry a password; logs show it without. */
-function redactDatabase(location: string): string {
-  return location.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:[redacted]@");
 }

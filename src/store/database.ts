@@ -27,12 +27,26 @@ export interface Database extends SqlExecutor {
   /** Appended to a SELECT of a row about to be changed: `FOR UPDATE` on PostgreSQL. */
   readonly rowLockClause: string;
   /**
-   * Runs `work` in one transaction that holds the write lock from its start, so that two
-   * transactions never interleave their reads and writes. Commits when `work` resolves,
-   * rolls back when it throws.
+   * Run inside the transaction that queues deliveries, so that workers in other processes
+   * wake as it commits: `NOTIFY svc_deliveries` on PostgreSQL. Null on SQLite, which has no
+   * such channel (workers in other processes find the work by polling).
+   */
+  readonly deliveriesQueuedNotice: string | null;
+  /**
+   * Runs `work` in one transaction: all of it commits when `work` resolves, none of it when
+   * it throws. Isolation differs by engine (SQLite runs transactions one at a time;
+   * PostgreSQL runs them concurrently at READ COMMITTED), so SQL that must exclude a
+   * concurrent writer says so itself: `rowLockClause`, `claimLockClause`, `ON CONFLICT`.
    */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /** Runs a script of several statements (migrations). */
   executeScript(sql: string): Promise<void>;
+  /**
+   * Runs `work` (the migrations) while holding a lock that every process migrating the same
+   * database takes, so that processes starting at once migrate one after another: an advisory
+   * lock on PostgreSQL. SQLite just runs `work`: its write transactions already exclude each
+   * other, and `migrate` checks each version inside its transaction.
+   */
+  withMigrationLock<T>(work: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

@@ -30,10 +30,15 @@ async function readMigrations(dialect: Database["dialect"]): Promise<Migration[]
 
 /**
  * Applies every migration newer than the database, each in its own transaction together with
- * its row in `schema_migrations`. Migrations are append-only: a landed file is never edited.
+ * its row in `schema_migrations`, under the database's migration lock (several processes may
+ * start at once). Migrations are append-only: a landed file is never edited.
  * Returns the versions applied.
  */
 export async function migrate(db: Database): Promise<number[]> {
+  return db.withMigrationLock(() => applyMigrations(db));
+}
+
+async function applyMigrations(db: Database): Promise<number[]> {
   await db.executeScript(
     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
   );

@@ -2,6 +2,7 @@ import { AppError } from "../errors.ts";
 import type { Clock, Store } from "../interfaces.ts";
 import type { Database } from "./database.ts";
 import { migrate } from "./migrate.ts";
+import { PostgresDatabase } from "./postgres/postgres-database.ts";
 import { SqlStore } from "./sql-store.ts";
 import { SqliteDatabase } from "./sqlite/sqlite-database.ts";
 
@@ -10,34 +11,60 @@ export function isPostgresUrl(database: string): boolean {
   return /^postgres(ql)?:\/\//i.test(database);
 }
 
-function openDatabase(database: string): Database {
-  if (isPostgresUrl(database)) {
-    throw new AppError(
-      "invalid_config",
-      "PostgreSQL is not supported by this version yet; omit --database to use SQLite.",
-    );
-  }
-  return new SqliteDatabase(database);
+export interface OpenStoreOptions {
+  /** PostgreSQL: connections in the pool. Default 10. */
+  readonly poolSize?: number;
+  /** PostgreSQL: told when an idle connection broke (the pool has already replaced it). */
+  readonly onConnectionError?: (error: Error) => void;
+}
+
+/** The engine behind `database`, not yet migrated. */
+export function openDatabase(database: string, options: OpenStoreOptions = {}): Database {
+  return isPostgresUrl(database)
+    ? new PostgresDatabase(database, {
+        poolSize: options.poolSize,
+        onIdleError: options.onConnectionError,
+      })
+    : new SqliteDatabase(database);
 }
 
 /** Opens the database, brings its schema up to date, and returns the store over it. */
-export async function openStore(database: string, clock: Clock): Promise<Store> {
+export async function openStore(
+  database: string,
+  clock: Clock,
+  options: OpenStoreOptions = {},
+): Promise<Store> {
   let db: Database;
   try {
-    db = openDatabase(database);
+    db = openDatabase(database, options);
   } catch (error) {
-    if (error instanceof AppError) throw error;
-    throw new AppError("database_error", `The database ${database} could not be opened.`, {
-      cause: error,
-    });
+    throw new AppError(
+      "database_error",
+      `The database ${redactDatabase(database)} could not be opened: ${reason(error)}`,
+      { cause: error },
+    );
   }
   try {
     await migrate(db);
   } catch (error) {
     await db.close();
-    throw new AppError("database_error", `The database ${database} could not be migrated.`, {
-      cause: error,
-    });
+    const unreachable = error instanceof AppError && error.code === "service_unavailable";
+    throw new AppError(
+      "database_error",
+      `The database ${redactDatabase(database)} could not be ${unreachable ? "reached" : "migrated"}: ${reason(error)}`,
+      { cause: error },
+    );
   }
   return new SqlStore(db, clock);
+}
+
+/** A PostgreSQL URL may carry a password; messages and logs show it without. */
+export function redactDatabase(location: string): string {
+  return location.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:[redacted]@");
+}
+
+/** The first line of what went wrong, for a message that says more than "could not". */
+function reason(error: unknown): string {
+  const cause = error instanceof AppError && error.cause instanceof Error ? error.cause : error;
+  return cause instanceof Error ? (cause.message.split("\n")[0] ?? "") : String(cause);
 }

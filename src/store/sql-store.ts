@@ -7,15 +7,24 @@ import type {
   DestinationChanges,
   IdempotencyClaim,
   LastDelivery,
+  Membership,
   NewApiKey,
   NewEvent,
   NewDestination,
+  NewSession,
+  NewUser,
   Page,
+  Role,
+  Session,
+  SignInFailures,
   Store,
   StoredResponse,
+  User,
+  UserWithPassword,
   Workspace,
 } from "../interfaces.ts";
 import type { Database } from "./database.ts";
+import { retryWhileUnavailable } from "./retry-unavailable.ts";
 import { insertApiKey, revokeApiKey, selectActiveApiKeyByHash } from "./sql/api-keys.ts";
 import {
   deleteDestination,
@@ -38,6 +47,24 @@ import {
   deleteExpiredIdempotencyKeys,
   releaseIdempotencyKey,
 } from "./sql/idempotency.ts";
+import {
+  deleteEndedSessions,
+  insertSession,
+  revokeSession,
+  selectActiveSessionByHash,
+} from "./sql/sessions.ts";
+import {
+  countSignInAttempt,
+  deleteEndedSignInWindows,
+  forgiveSignInAttempt,
+} from "./sql/sign-in-attempts.ts";
+import {
+  insertUser,
+  selectMembershipRole,
+  selectMemberships,
+  selectUserByEmail,
+  upsertMembership,
+} from "./sql/users.ts";
 import { initialiseInstance, insertWorkspace, selectWorkspace } from "./sql/workspaces.ts";
 
 /**
@@ -115,15 +142,21 @@ export class SqlStore implements Store {
   }
 
   publishEvent(event: NewEvent): Promise<number> {
-    return this.#db.transaction((tx) => insertEventWithDeliveries(tx, event));
+    return this.#db.transaction(async (tx) => {
+      const queued = await insertEventWithDeliveries(tx, event);
+      // Delivered to listening workers when (and only if) the transaction commits.
+      const notice = this.#db.deliveriesQueuedNotice;
+      if (queued > 0 && notice !== null) await tx.execute(notice);
+      return queued;
+    });
   }
 
   claimDueDeliveries(owner: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     return claimDueDeliveries(this.#db, owner, limit, this.#now(), leaseMs);
   }
 
-  finishAttempt(owner: string, seq: number, report: AttemptReport): Promise<boolean> {
-    return this.#db.transaction((tx) => finishAttempt(tx, owner, seq, report, this.#now()));
+  finishAttempt(lease: string, seq: number, report: AttemptReport): Promise<boolean> {
+    return this.#db.transaction((tx) => finishAttempt(tx, lease, seq, report, this.#now()));
   }
 
   nextDueAt(): Promise<Date | null> {
@@ -151,15 +184,71 @@ export class SqlStore implements Store {
     key: string,
     response: StoredResponse,
   ): Promise<void> {
-    return completeIdempotencyKey(this.#db, workspaceId, key, response);
+    // Both may run twice (each changes only a key still in progress): see retryWhileUnavailable.
+    return retryWhileUnavailable(() =>
+      completeIdempotencyKey(this.#db, workspaceId, key, response),
+    );
   }
 
   releaseIdempotencyKey(workspaceId: string, key: string): Promise<void> {
-    return releaseIdempotencyKey(this.#db, workspaceId, key);
+    return retryWhileUnavailable(() => releaseIdempotencyKey(this.#db, workspaceId, key));
   }
 
   purgeIdempotencyKeys(): Promise<number> {
     return deleteExpiredIdempotencyKeys(this.#db, this.#now());
+  }
+
+  async ping(): Promise<void> {
+    await this.#db.query("SELECT 1");
+  }
+
+  createUser(user: NewUser, membership: { workspaceId: string; role: Role }): Promise<User> {
+    return this.#db.transaction((tx) => insertUser(tx, user, membership, this.#now()));
+  }
+
+  findUserByEmail(email: string): Promise<UserWithPassword | null> {
+    return selectUserByEmail(this.#db, email);
+  }
+
+  putMembership(userId: string, workspaceId: string, role: Role): Promise<Role | null> {
+    return upsertMembership(this.#db, userId, workspaceId, role, this.#now());
+  }
+
+  findMembershipRole(userId: string, workspaceId: string): Promise<Role | null> {
+    return selectMembershipRole(this.#db, userId, workspaceId);
+  }
+
+  listMemberships(userId: string): Promise<Membership[]> {
+    return selectMemberships(this.#db, userId);
+  }
+
+  createSession(session: NewSession): Promise<Session> {
+    return this.#db.transaction((tx) => insertSession(tx, session, this.#now()));
+  }
+
+  findActiveSession(tokenHash: string): Promise<Session | null> {
+    return selectActiveSessionByHash(this.#db, tokenHash, this.#now());
+  }
+
+  revokeSession(id: string): Promise<boolean> {
+    return revokeSession(this.#db, id, this.#now());
+  }
+
+  countSignInAttempt(subjects: readonly string[], windowMs: number): Promise<SignInFailures[]> {
+    return countSignInAttempt(this.#db, subjects, { now: this.#now(), windowMs });
+  }
+
+  forgiveSignInAttempt(account: string, address: string): Promise<void> {
+    return forgiveSignInAttempt(this.#db, account, address);
+  }
+
+  purgeAuthRecords(options: { signInWindowMs: number }): Promise<number> {
+    const now = this.#now();
+    return this.#db.transaction(
+      async (tx) =>
+        (await deleteEndedSessions(tx, now)) +
+        (await deleteEndedSignInWindows(tx, { now, windowMs: options.signInWindowMs })),
+    );
   }
 
   close(): Promise<void> {

@@ -2,7 +2,11 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { loadServerConfig, resolveTable } from "../../src/config/server-config.ts";
+import {
+  environmentNames,
+  loadServerConfig,
+  resolveTable,
+} from "../../src/config/server-config.ts";
 import { tempDir } from "../support/temp.ts";
 
 describe("server configuration", () => {
@@ -53,6 +57,13 @@ describe("server configuration", () => {
     );
   });
 
+  it("refuses a resolve entry whose address is not an IP address", () => {
+    assert.throws(
+      () => loadServerConfig({ env: { SVC_RESOLVE: "a.test=not-an-ip" }, flags: {} }),
+      /SVC_RESOLVE\) entry 1: the address after = must be an IPv4 or IPv6 address/,
+    );
+  });
+
   it("reads the resolve table as name=address entries, repeatable", () => {
     const config = loadServerConfig({
       env: { SVC_RESOLVE: "a.test=1.2.3.4, a.test=::1,b.test=5.6.7.8" },
@@ -65,5 +76,18 @@ describe("server configuration", () => {
         ["b.test", ["5.6.7.8"]],
       ],
     );
+  });
+});
+
+describe("the README's configuration table", () => {
+  it("lists every setting with its environment variable", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const readme = await readFile(new URL("../../../README.md", import.meta.url), "utf8");
+    const table = readme.slice(readme.indexOf("## Configuration"));
+    for (const [setting, variable] of Object.entries(environmentNames)) {
+      const row = table.split("\n").find((line) => line.startsWith(`| \`${setting}\``));
+      assert.ok(row, `README lacks a row for ${setting}`);
+      assert.ok(row.includes(`\`${variable}\``), `README's row for ${setting} lacks ${variable}`);
+    }
   });
 });

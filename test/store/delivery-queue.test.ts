@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import type { Clock, Store } from "../../src/interfaces.ts";
 import { openStore } from "../../src/store/open-store.ts";
+import { testDatabaseLocation } from "../support/database.ts";
 import { tempDir } from "../support/temp.ts";
 
 /** A clock the test moves by hand. */
@@ -19,6 +20,8 @@ function manualClock(start: number): Clock & { advance(ms: number): void } {
 describe("the delivery queue in the store", () => {
   let dir: { path: string; cleanup: () => Promise<void> };
   let store: Store;
+  /** The database's location, for a second store on it (another worker process). */
+  let location: string;
   const clock = manualClock(Date.UTC(2026, 10, 21, 12));
   let workspace: string;
   let counter = 0;
@@ -52,7 +55,7 @@ describe("the delivery queue in the store", () => {
   const drain = async (): Promise<void> => {
     clock.advance(86_400_000);
     for (const claimed of await store.claimDueDeliveries("drain", 1000, 1000)) {
-      await store.finishAttempt("drain", claimed.seq, {
+      await store.finishAttempt(claimed.lease, claimed.seq, {
         attempt: null,
         result: { status: "failed" },
         error: "drained",
@@ -62,7 +65,8 @@ describe("the delivery queue in the store", () => {
 
   before(async () => {
     dir = await tempDir();
-    store = await openStore(join(dir.path, "queue.db"), clock);
+    location = await testDatabaseLocation(join(dir.path, "queue"));
+    store = await openStore(location, clock);
   });
   after(async () => {
     await store.close();
@@ -98,18 +102,43 @@ describe("the delivery queue in the store", () => {
     clock.advance(5001);
     const [again] = await store.claimDueDeliveries("w2", 10, 5000);
     assert.equal(again?.seq, first.seq, "the abandoned claim is due again");
-    const stale = await store.finishAttempt("w1", first.seq, {
+    const stale = await store.finishAttempt(first.lease, first.seq, {
       attempt: null,
       result: { status: "delivered" },
       error: null,
     });
     assert.equal(stale, false, "the worker whose lease expired cannot report");
-    const current = await store.finishAttempt("w2", first.seq, {
+    const current = await store.finishAttempt(again.lease, first.seq, {
       attempt: { startedAt: clock.now(), durationMs: 3, statusCode: 200, errorClass: null },
       result: { status: "delivered" },
       error: null,
     });
     assert.equal(current, true);
+  });
+
+  it("lets only the latest claim report, even when the same worker claimed twice", async () => {
+    await destination(["*"]);
+    await publish("job.completed");
+    const [first] = await store.claimDueDeliveries("w1", 10, 5000);
+    assert.ok(first);
+    clock.advance(5001);
+    const [second] = await store.claimDueDeliveries("w1", 10, 5000);
+    assert.equal(second?.seq, first.seq);
+    assert.notEqual(second.lease, first.lease);
+    const late = await store.finishAttempt(first.lease, first.seq, {
+      attempt: null,
+      result: { status: "failed" },
+      error: "the attempt that overran its lease",
+    });
+    assert.equal(late, false, "the overrun attempt cannot overwrite the current claim");
+    assert.equal(
+      await store.finishAttempt(second.lease, second.seq, {
+        attempt: null,
+        result: { status: "delivered" },
+        error: null,
+      }),
+      true,
+    );
   });
 
   it("claims at most the limit, oldest due first, and nothing that is not yet due", async () => {
@@ -119,7 +148,7 @@ describe("the delivery queue in the store", () => {
     assert.equal(firstTwo.length, 2);
     const [retry] = firstTwo;
     assert.ok(retry);
-    await store.finishAttempt("w1", retry.seq, {
+    await store.finishAttempt(retry.lease, retry.seq, {
       attempt: {
         startedAt: clock.now(),
         durationMs: 5,
@@ -141,7 +170,7 @@ describe("the delivery queue in the store", () => {
     const [claimed] = await store.claimDueDeliveries("w1", 10, 1000);
     assert.ok(claimed);
     const startedAt = clock.now();
-    await store.finishAttempt("w1", claimed.seq, {
+    await store.finishAttempt(claimed.lease, claimed.seq, {
       attempt: { startedAt, durationMs: 12, statusCode: 503, errorClass: "http_status" },
       result: { status: "pending", nextAttemptAt: new Date(startedAt.getTime() + 5000) },
       error: "the receiver answered 503",
@@ -160,13 +189,40 @@ describe("the delivery queue in the store", () => {
     assert.equal(await store.getLastDelivery("ws_other", id), null, "scoped to the workspace");
   });
 
+  it("never gives one delivery to two concurrent claimers, and misses none", async () => {
+    await destination(["*"]);
+    const total = 120;
+    for (let index = 0; index < total; index += 1) await publish("job.completed");
+    const other = await openStore(location, clock);
+    try {
+      // Two workers (two stores, two connections) claim small batches at once until dry.
+      const claimUntilDry = async (claimer: Store, name: string): Promise<number[]> => {
+        const seqs: number[] = [];
+        for (;;) {
+          const batch = await claimer.claimDueDeliveries(name, 7, 60_000);
+          if (batch.length === 0) return seqs;
+          seqs.push(...batch.map((item) => item.seq));
+        }
+      };
+      const [mine, theirs] = await Promise.all([
+        claimUntilDry(store, "w1"),
+        claimUntilDry(other, "w2"),
+      ]);
+      const all = [...mine, ...theirs];
+      assert.equal(new Set(all).size, all.length, "no delivery claimed twice");
+      assert.equal(all.length, total, "every delivery claimed");
+    } finally {
+      await other.close();
+    }
+  });
+
   it("prunes attempt records older than the retention", async () => {
     await store.pruneAttempts(clock.now()); // those of earlier tests
     await destination(["*"]);
     await publish("job.completed");
     const [claimed] = await store.claimDueDeliveries("w1", 10, 1000);
     assert.ok(claimed);
-    await store.finishAttempt("w1", claimed.seq, {
+    await store.finishAttempt(claimed.lease, claimed.seq, {
       attempt: { startedAt: clock.now(), durationMs: 1, statusCode: 200, errorClass: null },
       result: { status: "delivered" },
       error: null,

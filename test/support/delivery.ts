@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
+import { queryTestDatabase } from "./database.ts";
+import { eventually } from "./eventually.ts";
 import type { ReceivedRequest } from "./receiver.ts";
 import { testResolve } from "./server.ts";
 import type { TestCa } from "./tls.ts";
@@ -29,4 +31,27 @@ export function verifiedTimestamp(request: ReceivedRequest, secret: string): num
     .digest("hex");
   assert.equal(signature, expected, "the signature verifies with the destination's secret");
   return Number(timestamp);
+}
+
+/**
+ * How many deliveries of the database of `dataDir` are in each status, once none is pending.
+ * A receiver can have a notification before the worker has recorded it (and, after a crash,
+ * it is recorded only when its lease ends and it is sent again), so a test that saw every
+ * notification arrive waits here for the store to agree.
+ */
+export async function settledDeliveryStatuses(
+  dataDir: string,
+  timeoutMs = 30_000,
+): Promise<{ status: string; count: number }[]> {
+  return eventually(
+    async () => {
+      const rows = await queryTestDatabase<{ status: string; count: number | string }>(
+        dataDir,
+        "SELECT status, COUNT(*) AS count FROM deliveries GROUP BY status ORDER BY status",
+      );
+      const statuses = rows.map((row) => ({ status: row.status, count: Number(row.count) }));
+      return statuses.some((row) => row.status === "pending") ? undefined : statuses;
+    },
+    { timeoutMs, what: "no delivery to be pending" },
+  );
 }

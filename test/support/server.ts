@@ -2,11 +2,13 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { testDatabaseEnv } from "./database.ts";
 import { runSvc, svcBin } from "./svc.ts";
 
 /**
- * A real `svc server` process on a temporary data directory (SQLite), listening on a free
- * loopback port. Everything it logs is kept, so tests can search the whole log.
+ * A real `svc server` process on a temporary data directory, listening on a free loopback
+ * port, on the backend of the run (test/support/database.ts). Everything it logs is kept, so
+ * tests can search the whole log.
  */
 export interface TestServer {
   readonly url: string;
@@ -26,6 +28,8 @@ export interface TestServerOptions {
   /** Key files are written beside it; reuse it to restart on the same database. */
   readonly dataDir: string;
   readonly env?: NodeJS.ProcessEnv;
+  /** `--role`; default all. */
+  readonly role?: "all" | "api" | "worker";
 }
 
 /**
@@ -50,11 +54,15 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
   const dataDir = options.dataDir;
   const env: NodeJS.ProcessEnv = {
     SVC_DATA_DIR: dataDir,
+    ...(await testDatabaseEnv(dataDir)),
     SVC_RESOLVE: testResolve,
     SVC_LOG_LEVEL: "info",
+    // Test servers come and go by the dozen: small pools keep PostgreSQL's connections free.
+    SVC_DATABASE_POOL_SIZE: "4",
     ...options.env,
   };
-  const child = spawn(process.execPath, [svcBin, "server", "--port", "0"], {
+  const role = options.role === undefined ? [] : ["--role", options.role];
+  const child = spawn(process.execPath, [svcBin, "server", "--port", "0", ...role], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

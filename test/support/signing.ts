@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
 import { ENCRYPTION_KEY_FILE } from "../../src/crypto/encryption-key.ts";
 import { SecretBox } from "../../src/crypto/secret-box.ts";
+import { queryTestDatabase } from "./database.ts";
 
 /**
- * The signing secret the server holds for a destination, read from its SQLite database and
+ * The signing secret the server holds for a destination, read from its database and
  * decrypted with the data directory's key: what the delivery engine will sign with.
  */
 export async function storedSigningSecret(dataDir: string, destinationId: string): Promise<string> {
@@ -14,16 +14,13 @@ export async function storedSigningSecret(dataDir: string, destinationId: string
     (await readFile(join(dataDir, ENCRYPTION_KEY_FILE), "utf8")).trim(),
     "base64",
   );
-  const database = new DatabaseSync(join(dataDir, "svc.db"), { readOnly: true });
-  try {
-    const row = database
-      .prepare("SELECT secret_ciphertext FROM destinations WHERE id = ?")
-      .get(destinationId) as { secret_ciphertext: string } | undefined;
-    if (row === undefined) throw new Error(`no destination ${destinationId} in the database`);
-    return new SecretBox(key).decrypt(row.secret_ciphertext, destinationId);
-  } finally {
-    database.close();
-  }
+  const [row] = await queryTestDatabase<{ secret_ciphertext: string }>(
+    dataDir,
+    "SELECT secret_ciphertext FROM destinations WHERE id = $1",
+    [destinationId],
+  );
+  if (row === undefined) throw new Error(`no destination ${destinationId} in the database`);
+  return new SecretBox(key).decrypt(row.secret_ciphertext, destinationId);
 }
 
 /**

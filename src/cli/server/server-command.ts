@@ -9,6 +9,7 @@ interface ServerOptions extends GlobalOptions, DatabaseFlags {
   readonly host?: string;
   readonly port?: string;
   readonly logLevel?: string;
+  readonly role?: string;
 }
 
 /** Resolves on the first SIGTERM or SIGINT. */
@@ -27,9 +28,13 @@ function shutdownSignal(): Promise<NodeJS.Signals> {
 export function registerServerCommand(program: Command, io: CliIo): void {
   const command = program
     .command("server")
-    .description("run the HTTP API and the delivery worker until SIGTERM or SIGINT")
+    .description("run the HTTP API and the delivery worker (see --role) until SIGTERM or SIGINT")
     .option("--host <host>", "interface to listen on (env SVC_HOST, default 127.0.0.1)")
     .option("--port <port>", "port to listen on (env SVC_PORT, default 8787)")
+    .option(
+      "--role <role>",
+      "all (API and worker), api, or worker (probes only on the port) (env SVC_ROLE, default all)",
+    )
     .option(
       "--log-level <level>",
       "fatal, error, warn, info, debug, trace or silent (env SVC_LOG_LEVEL)",

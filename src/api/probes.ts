@@ -1,0 +1,44 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { AppError } from "../errors.ts";
+import type { Store } from "../interfaces.ts";
+import { registerErrorHandling } from "./error-handler.ts";
+
+/** A database that takes longer than this to answer `SELECT 1` is as good as unreachable. */
+const readinessTimeoutMs = 1000;
+
+/**
+ * `/healthz`: the process is alive (it never looks at the database, so an orchestrator does
+ * not restart a healthy process during a database outage). `/readyz`: the process can serve,
+ * that is its database answers; 503 `service_unavailable` otherwise.
+ */
+export function registerProbes(app: FastifyInstance, store: Store): void {
+  app.get("/healthz", () => ({ status: "ok" }));
+  app.get("/readyz", async () => {
+    await databaseAnswers(store);
+    return { status: "ready" };
+  });
+}
+
+async function databaseAnswers(store: Store): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new Error(`no answer within ${readinessTimeoutMs} ms`));
+    }, readinessTimeoutMs);
+  });
+  try {
+    await Promise.race([store.ping(), timeout]);
+  } catch (error) {
+    throw new AppError("service_unavailable", undefined, { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** What a `--role worker` process listens with: the probes and nothing else. */
+export function buildProbeApi(store: Store, logger: FastifyBaseLogger): FastifyInstance {
+  const app = Fastify({ loggerInstance: logger, forceCloseConnections: "idle" });
+  registerErrorHandling(app);
+  registerProbes(app, store);
+  return app;
+}

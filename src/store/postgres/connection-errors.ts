@@ -1,0 +1,50 @@
+import { AppError } from "../../errors.ts";
+
+/** Socket errors that mean the server could not be reached or the connection broke. */
+const socketErrorCodes = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
+/**
+ * SQLSTATEs of a server that is going away or cannot take us: class 08 (connection
+ * exception), 57P01-57P03 (admin_shutdown, crash_shutdown, cannot_connect_now, as during
+ * a restart) and 53300 (too_many_connections).
+ */
+function isUnavailableSqlState(code: string): boolean {
+  return code.startsWith("08") || /^57P0[1-3]$/.test(code) || code === "53300";
+}
+
+/**
+ * The driver's own errors for a connection that ended or never came (they carry no code):
+ * "Connection terminated unexpectedly", "Connection terminated due to connection timeout",
+ * "timeout exceeded when trying to connect", "Client has encountered a connection error
+ * and is not queryable".
+ */
+const driverMessages =
+  /connection terminated|timeout exceeded when trying to connect|not queryable/i;
+
+/** Whether `error` means that PostgreSQL is unreachable, rather than that a statement failed. */
+export function isConnectionError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string") return socketErrorCodes.has(code) || isUnavailableSqlState(code);
+  return driverMessages.test(error.message);
+}
+
+/**
+ * The one place where a lost or refused connection becomes `service_unavailable` (HTTP 503):
+ * every other error passes through unchanged.
+ */
+export function asUnavailable(error: unknown): unknown {
+  if (error instanceof AppError || !isConnectionError(error)) return error;
+  return new AppError("service_unavailable", "The database is unreachable. Try again shortly.", {
+    cause: error,
+  });
+}

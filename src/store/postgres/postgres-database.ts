@@ -1,0 +1,155 @@
+import pg from "pg";
+import type { Database, Row, SqlExecutor, SqlValue } from "../database.ts";
+import { connectionConfig } from "./connection-config.ts";
+import { asUnavailable } from "./connection-errors.ts";
+
+/** The channel that `NOTIFY` wakes delivery workers on when deliveries are queued. */
+export const deliveriesChannel = "svc_deliveries";
+
+/**
+ * The key of the advisory lock that migrations run under (any constant; this one spells
+ * "svcm"), so that several processes starting at once migrate one after another.
+ */
+const migrationLockKey = 0x7376636d;
+
+export interface PostgresOptions {
+  /** Connections in the pool. Default 10. */
+  readonly poolSize?: number;
+  /** Told about errors of idle connections, which the pool has already dropped. */
+  readonly onIdleError?: (error: Error) => void;
+}
+
+/**
+ * PostgreSQL through a `pg` connection pool. Every statement outside a transaction takes any
+ * free connection; a transaction holds one connection from BEGIN to COMMIT or ROLLBACK.
+ * Errors that mean the database cannot be reached become `service_unavailable`, in one place
+ * (`asUnavailable`), so the API answers 503 and the worker's loop backs off and tries again.
+ */
+export class PostgresDatabase implements Database {
+  readonly dialect = "postgres";
+  readonly claimLockClause = "FOR UPDATE SKIP LOCKED";
+  readonly rowLockClause = "FOR UPDATE";
+  readonly deliveriesQueuedNotice = `NOTIFY ${deliveriesChannel}`;
+  readonly #pool: pg.Pool;
+
+  constructor(url: string, options: PostgresOptions = {}) {
+    this.#pool = new pg.Pool({ ...connectionConfig(url), max: options.poolSize ?? 10 });
+    // An idle connection that the server closes (restart, pg_terminate_backend) is removed by
+    // the pool, which then emits 'error': without a listener that would crash the process.
+    this.#pool.on("error", (error) => {
+      options.onIdleError?.(error);
+    });
+  }
+
+  async query<R extends Row = Row>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
+    try {
+      return (await this.#pool.query<R>(sql, params as SqlValue[])).rows;
+    } catch (error) {
+      throw asUnavailable(error);
+    }
+  }
+
+  async execute(sql: string, params: readonly SqlValue[] = []): Promise<number> {
+    try {
+      return (await this.#pool.query(sql, params as SqlValue[])).rowCount ?? 0;
+    } catch (error) {
+      throw asUnavailable(error);
+    }
+  }
+
+  /**
+   * READ COMMITTED, PostgreSQL's default: the store's statements take the row locks they need
+   * (`FOR UPDATE`, `SKIP LOCKED`, `ON CONFLICT`), which is what lets claimers run side by side.
+   */
+  async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.#withClient(async (client) => {
+      await client.query("BEGIN");
+      try {
+        const result = await work(clientExecutor(client));
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        // On a broken connection the rollback fails too; the server rolls back by itself.
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
+  async executeScript(sql: string): Promise<void> {
+    await this.execute(sql);
+  }
+
+  /**
+   * `pg_advisory_lock` on a connection of its own, held while `work` runs: other processes
+   * wait here until the migrations are done, then find nothing left to apply. The lock goes
+   * with the connection, so a process that dies while migrating releases it.
+   */
+  async withMigrationLock<T>(work: () => Promise<T>): Promise<T> {
+    return this.#withClient(async (client) => {
+      await client.query("SELECT pg_advisory_lock($1)", [migrationLockKey]);
+      try {
+        return await work();
+      } finally {
+        await client.query("SELECT pg_advisory_unlock($1)", [migrationLockKey]);
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+
+  /**
+   * A connection of the pool for `use`. A connection that failed is destroyed, not returned:
+   * it may be broken, or still inside a transaction.
+   */
+  async #withClient<T>(use: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    // A checked-out connection that the server closes between two statements emits 'error';
+    // the next statement fails with it, so this listener only keeps it from crashing us.
+    const ignore = (): void => undefined;
+    let client: pg.PoolClient;
+    try {
+      client = await new Promise<pg.PoolClient>((resolve, reject) => {
+        // The callback form, not the promise: the listener must be on before the driver reads
+        // on. A new connection's first bytes can carry both "ready" and the server's notice
+        // that it was terminated; the pool removes its own listener as it hands over, and a
+        // promise would resume us only after that notice found no listener (an uncaught
+        // 'error' that ends the process).
+        this.#pool.connect((error, connected) => {
+          if (connected === undefined) {
+            reject(error ?? new Error("the pool gave no connection"));
+            return;
+          }
+          connected.on("error", ignore);
+          resolve(connected);
+        });
+      });
+    } catch (error) {
+      throw asUnavailable(error);
+    }
+    let failure: unknown;
+    try {
+      return await use(client);
+    } catch (error) {
+      failure = error;
+      throw asUnavailable(error);
+    } finally {
+      client.off("error", ignore);
+      client.release(failure === undefined ? undefined : toError(failure));
+    }
+  }
+}
+
+function clientExecutor(client: pg.PoolClient): SqlExecutor {
+  return {
+    query: async <R extends Row = Row>(sql: string, params: readonly SqlValue[] = []) =>
+      (await client.query<R>(sql, params as SqlValue[])).rows,
+    execute: async (sql, params = []) =>
+      (await client.query(sql, params as SqlValue[])).rowCount ?? 0,
+  };
+}
+
+function toError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(String(value));
+}
