@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import "./request-context.ts";
-import { hashToken } from "../crypto/tokens.ts";
 import { AppError } from "../errors.ts";
-import type { ApiKey, Scope, Store } from "../interfaces.ts";
+import type { Scope, Store } from "../interfaces.ts";
+import { identify, scopesIn, type Credential } from "./auth/credential.ts";
 
 /** A scope that grants another: write implies read. */
 const implied: Partial<Record<Scope, Scope>> = {
@@ -20,7 +20,7 @@ function bearerToken(request: FastifyRequest): string {
   if (match?.[1] === undefined) {
     throw new AppError(
       "unauthenticated",
-      "Send an API key as `Authorization: Bearer <key>`. Set SERVICE_API_KEY or sign in with `svc auth login`.",
+      "Send an API key or session token as `Authorization: Bearer <token>`. Set SERVICE_API_KEY or sign in with `svc auth login`.",
     );
   }
   return match[1];
@@ -29,42 +29,43 @@ function bearerToken(request: FastifyRequest): string {
 /**
  * Who is calling, and may they do this here? The workspace is checked before anything is
  * looked up in it, so a credential without access learns nothing about the ids inside (403
- * whatever id is asked for); then the scope.
+ * whatever id is asked for); then the scope. An API key has its own scopes in its one
+ * workspace; a session has its user's role's scopes in each workspace they are a member of.
  */
 async function authorise(
   store: Store,
   request: FastifyRequest,
   workspaceId: string,
   scope: Scope,
-): Promise<ApiKey> {
-  const key = await store.findActiveApiKey(hashToken(bearerToken(request)));
-  if (key === null) {
-    throw new AppError(
-      "unauthenticated",
-      "The API key is not valid or has been revoked. Set SERVICE_API_KEY to a valid key or sign in with `svc auth login`.",
-    );
-  }
-  if (key.workspaceId !== workspaceId) {
+): Promise<Credential> {
+  const credential = await identify(store, bearerToken(request));
+  const scopes = await scopesIn(store, credential, workspaceId);
+  if (scopes === null) {
     throw new AppError(
       "workspace_forbidden",
       `These credentials have no access to workspace ${workspaceId}.`,
     );
   }
-  if (!grants(key.scopes, scope)) {
+  if (!grants(scopes, scope)) {
     throw new AppError("insufficient_scope", `This operation needs the ${scope} scope.`);
   }
-  return key;
+  return credential;
 }
 
 /**
  * Every route that declares a scope is authorised before its body is even parsed, for the
- * workspace in its path. Later hooks (idempotency) and the handler can rely on `apiKey`.
+ * workspace in its path; a route marked `authenticated` only needs a valid credential. Later
+ * hooks (idempotency) and the handler can rely on `credential` and `authorisedWorkspace`.
  */
 export function registerAuthorisation(app: FastifyInstance, store: Store): void {
   app.addHook("onRequest", async (request) => {
-    const scope = request.routeOptions.config.scope;
-    if (scope === undefined) return;
-    const { workspace } = request.params as { workspace?: string };
-    request.apiKey = await authorise(store, request, workspace ?? "", scope);
+    const { scope, authenticated } = request.routeOptions.config;
+    if (scope !== undefined) {
+      const { workspace = "" } = request.params as { workspace?: string };
+      request.credential = await authorise(store, request, workspace, scope);
+      request.authorisedWorkspace = workspace;
+    } else if (authenticated === true) {
+      request.credential = await identify(store, bearerToken(request));
+    }
   });
 }

@@ -9,6 +9,8 @@ export interface ApiDependencies {
   readonly resolver: Resolver;
   readonly addressPolicy: AddressPolicy;
   readonly clock: Clock;
+  /** How long a session lasts from sign-in (`sessionTtl`). */
+  readonly sessionTtlMs: number;
   /** Called after an event is committed, so that a worker in this process starts at once. */
   readonly onEventPublished: () => void;
 }

@@ -1,16 +1,21 @@
-import type { ApiKey, Scope } from "../interfaces.ts";
+import type { Scope } from "../interfaces.ts";
+import type { Credential } from "./auth/credential.ts";
 
 // What hooks attach to a request, and what a route declares: Fastify's typed extension points.
 declare module "fastify" {
   interface FastifyContextConfig {
-    /** The scope a route needs; routes without one are public (health). */
+    /** The scope a route needs in the workspace of its path. */
     scope?: Scope;
+    /** A route that needs a credential but acts on no workspace (who am I, sign out). */
+    authenticated?: boolean;
   }
   interface FastifyRequest {
     /** The JSON body exactly as received, for idempotency fingerprints. */
     rawBody?: string;
-    /** The authenticated key, on routes with a scope. */
-    apiKey?: ApiKey;
+    /** Who is calling, on routes with a scope or marked `authenticated`. */
+    credential?: Credential;
+    /** The workspace of the path, once the credential is known to have the route's scope there. */
+    authorisedWorkspace?: string;
     /** The idempotency key this request holds, while it runs. */
     idempotency?: { readonly workspaceId: string; readonly key: string };
   }

@@ -5,7 +5,7 @@ import { Option, type Command } from "commander";
  * any position (`svc --json webhooks list` and `svc webhooks list --json` are the same).
  */
 export interface GlobalOptions {
-  /** The workspace to act on; else SERVICE_WORKSPACE_ID. */
+  /** The workspace to act on; else SERVICE_WORKSPACE_ID, else the credentials' only one. */
   readonly workspace?: string;
   /** Same as `--format json`. */
   readonly json?: boolean;
@@ -83,7 +83,10 @@ export function readsStdin(options: GlobalOptions): boolean {
 
 export function addGlobalOptions(program: Command): Command {
   return program
-    .option("--workspace <workspace-id>", "workspace to act on (default: env SERVICE_WORKSPACE_ID)")
+    .option(
+      "--workspace <workspace-id>",
+      "workspace to act on (default: env SERVICE_WORKSPACE_ID, else the credentials' only workspace)",
+    )
     .option("--json", "print one JSON document on stdout: {ok, data} or {ok, error}")
     .addOption(
       new Option("--format <format>", "output format: table (the default), json or yaml").choices(

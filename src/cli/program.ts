@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { VERSION } from "../version.ts";
 import { registerAdminCommands } from "./admin/admin-commands.ts";
+import { registerAuthCommands } from "./auth/auth-commands.ts";
 import { registerEventCommands } from "./events/send.ts";
 import { addGlobalOptions } from "./global-options.ts";
 import type { CliIo } from "./io.ts";
@@ -28,6 +29,7 @@ export function buildProgram(io: CliIo, options: { json: boolean }): Command {
     });
   registerServerCommand(program, io);
   registerAdminCommands(program, io);
+  registerAuthCommands(program, io);
   registerWebhookCommands(program, io);
   registerEventCommands(program, io);
   pointUsageErrorsAtHelp(program, []);

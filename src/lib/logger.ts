@@ -15,6 +15,8 @@ export const redactedPaths = [
   "*.token",
   "apiKey",
   "*.apiKey",
+  "password",
+  "*.password",
 ];
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {

@@ -162,13 +162,13 @@ describe("svc webhooks: API answers and errors", () => {
   });
 
   it("an error code svc does not know keeps the API's code and message, exit 1", async () => {
-    stub.answer(json(429, { error: { code: "rate_limited", message: "Slow down." } }));
+    stub.answer(json(429, { error: { code: "quota_exceeded", message: "Slow down." } }));
     const run = await svc(["webhooks", "list", "--json"]);
     assertExit(run, 1);
     const { error } = envelope(run);
     assert.equal(error.code, "unknown_api_error");
     assert.equal(error.status, 429);
-    assert.match(error.message, /HTTP 429 rate_limited: Slow down\./);
+    assert.match(error.message, /HTTP 429 quota_exceeded: Slow down\./);
   });
 
   it("a server error is reported in one line, exit 1", async () => {

@@ -70,14 +70,20 @@ describe("svc webhooks: global options", () => {
       );
     });
 
-    it("without either it is no_workspace, exit 2, before any request", async () => {
-      const run = await svc(["webhooks", "list"], {
+    it("without either, the key's only workspace is used, as the API names it (CONTRACT Processes)", async () => {
+      const run = await svc(["webhooks", "list"], { env: { SERVICE_WORKSPACE_ID: "" } });
+      assertExit(run, 0);
+      assert.match(run.stdout, new RegExp(existing.id));
+    });
+
+    it("without either, --dry-run is no_workspace, exit 2, before any request", async () => {
+      const run = await svc(["webhooks", "list", "--dry-run"], {
         env: { SERVICE_WORKSPACE_ID: "", SERVICE_API_URL: await closedPortUrl() },
       });
       assertExit(run, 2);
       assert.match(
         run.stderr,
-        /Pass --workspace <id> or set SERVICE_WORKSPACE_ID\. \(no_workspace\)/,
+        /Pass --workspace <id> or set SERVICE_WORKSPACE_ID.*\(no_workspace\)/,
       );
     });
   });

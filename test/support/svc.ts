@@ -1,5 +1,13 @@
 import { spawn } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+
+/**
+ * The configuration directory `svc` is given unless a test names its own: a path that nothing
+ * creates, so that no test reads or writes the credentials of the person running the tests.
+ */
+export const isolatedConfigHome = join(tmpdir(), `svc-test-no-config-${process.pid}`);
 
 /** The built `svc` binary (tests run from dist/test, after `npm run build`). */
 export const svcBin = fileURLToPath(new URL("../../src/bin/svc.js", import.meta.url));
@@ -26,7 +34,12 @@ export function runSvc(args: readonly string[], options: SvcRunOptions = {}): Pr
   const commandArgs = options.launcher === undefined ? [] : [...prefix, process.execPath];
   return new Promise((resolve, reject) => {
     const child = spawn(command, [...commandArgs, svcBin, ...args], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        XDG_CONFIG_HOME: isolatedConfigHome,
+        ...options.env,
+      },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";

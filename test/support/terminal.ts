@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { svcBin } from "./svc.ts";
+import { isolatedConfigHome, svcBin } from "./svc.ts";
 import { tempDir } from "./temp.ts";
 
 const run = promisify(execFile);
@@ -14,6 +14,8 @@ export interface Terminal {
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** Types a line and presses Enter. */
   typeLine(text: string): Promise<void>;
+  /** Presses a key by its tmux name, such as `C-d` or `C-c`. */
+  sendKey(key: string): Promise<void>;
   /** Resolves with svc's exit status once it has ended. */
   exitStatus(timeoutMs?: number): Promise<number>;
   close(): Promise<void>;
@@ -26,7 +28,8 @@ function shellQuote(word: string): string {
 /**
  * Starts `svc args` in a new tmux server (its own socket, no user configuration) whose pane
  * stays after the command exits, so that its last screen and exit status can be read. The
- * command gets exactly `env` plus PATH, HOME and TERM.
+ * command gets exactly `env` plus PATH, HOME, TERM and (unless `env` names one) a
+ * configuration directory of no one's.
  */
 export async function startTerminal(
   args: readonly string[],
@@ -42,6 +45,7 @@ export async function startTerminal(
     PATH: process.env.PATH ?? "",
     HOME: process.env.HOME ?? "",
     TERM: "screen",
+    XDG_CONFIG_HOME: isolatedConfigHome,
     ...env,
   };
   const command = [
@@ -93,6 +97,9 @@ export async function startTerminal(
     async typeLine(text) {
       await tmux("send-keys", "-t", "svc", "-l", text);
       await tmux("send-keys", "-t", "svc", "Enter");
+    },
+    async sendKey(key) {
+      await tmux("send-keys", "-t", "svc", key);
     },
     exitStatus: (timeoutMs = 10_000) =>
       until(

@@ -10,6 +10,8 @@ import { requireOption } from "../usage.ts";
 import { resolveWorkspace } from "../workspace.ts";
 import { issueKeyToFile } from "./issue-key.ts";
 import { withOperatorStore } from "./operator-store.ts";
+import { registerUserCommands } from "./users-create.ts";
+import { splitList } from "../../lib/split-list.ts";
 
 interface InitOptions extends GlobalOptions, DatabaseFlags {
   readonly name: string;
@@ -33,10 +35,7 @@ function keyFile(options: GlobalOptions, command: string): string {
 }
 
 function parseScopes(csv: string): Scope[] {
-  const names = csv
-    .split(",")
-    .map((name) => name.trim())
-    .filter((name) => name.length > 0);
+  const names = splitList(csv);
   const unknown = names.filter((name) => !(SCOPES as readonly string[]).includes(name));
   if (names.length === 0 || unknown.length > 0) {
     throw new AppError(
@@ -106,6 +105,8 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
       }),
     ),
   );
+
+  registerUserCommands(admin, io);
 
   const keys = admin.command("keys").description("manage API keys");
   addDatabaseOptions(

@@ -1,8 +1,10 @@
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
-import { resolveWorkspace } from "../workspace.ts";
+import { AppError } from "../../errors.ts";
+import { resolveClientWorkspace } from "../workspace.ts";
 import { resolveApiUrl } from "./api-url.ts";
-import { resolveCredentials } from "./credentials.ts";
+import { whoAmI } from "./auth-api.ts";
+import { resolveCredentials, type Credentials } from "./credentials.ts";
 import { MAX_ATTEMPTS, sendWithRetries } from "./retry.ts";
 import {
   prepareRequest,
@@ -25,13 +27,37 @@ export interface ApiSession {
 }
 
 /**
- * Settles everything a request needs before any is sent: SERVICE_API_URL, the credentials
- * and the workspace. `--timing` reports each request on stderr as it completes.
+ * The workspaces the credentials reach, for the fallback when none is named: those saved at
+ * sign-in, else (an API key in SERVICE_API_KEY) the server's answer to "who am I", asked only
+ * now. A dry run sends nothing, so it cannot ask.
+ */
+function reachableWorkspaces(credentials: Credentials, base: URL, dryRun: boolean) {
+  return async (): Promise<readonly { id: string }[]> => {
+    if (credentials.saved !== null) return credentials.saved.workspaces;
+    if (dryRun) {
+      throw new AppError(
+        "no_workspace",
+        "No workspace selected. Pass --workspace <id> or set SERVICE_WORKSPACE_ID: --dry-run sends nothing, so it cannot ask the API which workspace the key belongs to.",
+      );
+    }
+    return (await whoAmI(base, credentials.token)).workspaces;
+  };
+}
+
+/**
+ * Settles everything a request needs before any is sent: the API's URL, the credentials
+ * (SERVICE_API_KEY, else those saved by `svc auth login`) and the workspace. `--timing`
+ * reports each request on stderr as it completes.
  */
 export async function openSession(options: GlobalOptions, io: CliIo): Promise<ApiSession> {
-  const base = resolveApiUrl(io.env);
-  const { token } = await resolveCredentials(io.env);
-  const workspace = resolveWorkspace(options.workspace, io.env);
+  const credentials = await resolveCredentials(io.env);
+  const { token } = credentials;
+  const base = resolveApiUrl(io.env, credentials.saved?.api_url);
+  const workspace = await resolveClientWorkspace(
+    options.workspace,
+    io.env,
+    reachableWorkspaces(credentials, base, options.dryRun === true),
+  );
   const onTiming =
     options.timing === true
       ? (timing: RequestTiming) => io.stderr.write(`${describeTiming(timing)}\n`)

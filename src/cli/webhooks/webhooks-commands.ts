@@ -16,8 +16,10 @@ export function registerWebhookCommands(program: Command, io: CliIo): void {
     .addHelpText(
       "after",
       `
-Every subcommand talks to the API at SERVICE_API_URL (default http://127.0.0.1:8787) with
-the API key in SERVICE_API_KEY, in the workspace given by --workspace or SERVICE_WORKSPACE_ID.
+Every subcommand talks to the API at SERVICE_API_URL (default: the API signed in to, else
+http://127.0.0.1:8787) with the API key in SERVICE_API_KEY, else the credentials saved by
+"svc auth login", in the workspace given by --workspace, else SERVICE_WORKSPACE_ID, else the
+credentials' only workspace.
 Run "svc webhooks <command> --help" for a command's options and examples.
 
 Examples:

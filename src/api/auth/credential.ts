@@ -1,0 +1,102 @@
+import { hashToken } from "../../crypto/tokens.ts";
+import { AppError } from "../../errors.ts";
+import {
+  ROLE_SCOPES,
+  type ApiKey,
+  type Role,
+  type Scope,
+  type Session,
+  type Store,
+} from "../../interfaces.ts";
+
+/** Who is calling: an API key (`svc_…`) or a signed-in user's session (`svs_…`). */
+export type Credential =
+  | { readonly kind: "api_key"; readonly apiKey: ApiKey }
+  | { readonly kind: "session"; readonly session: Session };
+
+/** A workspace a credential reaches, with what it may do there. */
+export interface WorkspaceAccess {
+  readonly id: string;
+  readonly name: string;
+  /** A user's role; null for an API key, which has scopes but no role. */
+  readonly role: Role | null;
+  readonly scopes: readonly Scope[];
+}
+
+export const SESSION_TOKEN_PREFIX = "svs_";
+
+/**
+ * The credential a bearer token stands for. The prefix says which table to look in; an
+ * unknown, revoked or expired token of either kind is 401, with a message on how to get a
+ * new one.
+ */
+export async function identify(store: Store, token: string): Promise<Credential> {
+  const tokenHash = hashToken(token);
+  if (token.startsWith(SESSION_TOKEN_PREFIX)) {
+    const session = await store.findActiveSession(tokenHash);
+    if (session === null) {
+      throw new AppError(
+        "unauthenticated",
+        "The session has expired or was signed out. Sign in again with `svc auth login`.",
+      );
+    }
+    return { kind: "session", session };
+  }
+  const apiKey = await store.findActiveApiKey(tokenHash);
+  if (apiKey === null) {
+    throw new AppError(
+      "unauthenticated",
+      "The API key is not valid or has been revoked. Set SERVICE_API_KEY to a valid key or sign in with `svc auth login`.",
+    );
+  }
+  return { kind: "api_key", apiKey };
+}
+
+/**
+ * What the credential may do in `workspaceId`: an API key's own scopes in its one workspace,
+ * a user's role's scopes in a workspace they are a member of. Null means no access at all,
+ * which naming another workspace can never change.
+ */
+export async function scopesIn(
+  store: Store,
+  credential: Credential,
+  workspaceId: string,
+): Promise<readonly Scope[] | null> {
+  switch (credential.kind) {
+    case "api_key":
+      return credential.apiKey.workspaceId === workspaceId ? credential.apiKey.scopes : null;
+    case "session": {
+      const role = await store.findMembershipRole(credential.session.user.id, workspaceId);
+      return role === null ? null : ROLE_SCOPES[role];
+    }
+    default:
+      return unreachable(credential);
+  }
+}
+
+/** Every workspace the credential reaches, by id. */
+export async function workspacesOf(
+  store: Store,
+  credential: Credential,
+): Promise<WorkspaceAccess[]> {
+  switch (credential.kind) {
+    case "api_key": {
+      const { workspaceId, scopes } = credential.apiKey;
+      const workspace = await store.getWorkspace(workspaceId);
+      return [{ id: workspaceId, name: workspace?.name ?? "", role: null, scopes }];
+    }
+    case "session":
+      return (await store.listMemberships(credential.session.user.id)).map((membership) => ({
+        id: membership.workspaceId,
+        name: membership.workspaceName,
+        role: membership.role,
+        scopes: ROLE_SCOPES[membership.role],
+      }));
+    default:
+      return unreachable(credential);
+  }
+}
+
+function unreachable(value: never): never {
+  throw new Error(`unexpected credential ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,78 @@
+import type { Command } from "commander";
+import { AppError } from "../../errors.ts";
+import { resolveApiUrl } from "../client/api-url.ts";
+import { whoAmI } from "../client/auth-api.ts";
+import { resolveCredentials } from "../client/credentials.ts";
+import { action } from "../command.ts";
+import type { GlobalOptions } from "../global-options.ts";
+import type { CliIo } from "../io.ts";
+import type { CommandResult } from "../output.ts";
+import { credentialsPath, readSavedCredentials } from "./credentials-file.ts";
+import { describeWorkspaces, ENV_KEY_OVERRIDES } from "./saved-summary.ts";
+
+/**
+ * Who svc acts as, and why: the credentials in use (SERVICE_API_KEY, else those saved by
+ * `svc auth login`), checked with the API, which says whom they belong to and which
+ * workspaces and scopes they reach.
+ */
+export async function status(io: CliIo): Promise<CommandResult> {
+  const path = credentialsPath(io.env);
+  const found = await readSavedCredentials(io.env);
+  const envKey = (io.env.SERVICE_API_KEY?.trim() ?? "") !== "";
+  if (!envKey && found === null) {
+    throw new AppError(
+      "no_credentials",
+      `Not signed in: SERVICE_API_KEY is not set and there are no saved credentials (${path}). Sign in with \`svc auth login\`.`,
+    );
+  }
+  const credentials = await resolveCredentials(io.env);
+  const base = resolveApiUrl(io.env, credentials.saved?.api_url);
+  const who = await whoAmI(base, credentials.token);
+  const source = envKey ? "SERVICE_API_KEY" : "saved";
+  const data = {
+    api_url: base.href,
+    kind: who.kind,
+    user: who.user,
+    ...(who.key_id === undefined ? {} : { key_id: who.key_id }),
+    expires_at: who.expires_at ?? null,
+    workspaces: who.workspaces,
+    credentials_source: source,
+    credentials_file: found === null ? null : path,
+    overridden_by_service_api_key: envKey && found !== null,
+  };
+  const identity =
+    who.user === null ? `an API key (${who.key_id ?? "unknown id"})` : who.user.email;
+  const lines = [
+    `Signed in to ${base.origin} as ${identity}${who.expires_at == null ? "" : `; the session expires at ${who.expires_at}`}.`,
+    `Credentials: ${envKey ? "SERVICE_API_KEY" : path}.`,
+    ...(who.workspaces.length > 0
+      ? ["Workspaces:", ...describeWorkspaces(who.workspaces)]
+      : ["Workspaces: none."]),
+  ];
+  if (envKey && found !== null) {
+    lines.push(`Saved credentials in ${path} are not in use: ${ENV_KEY_OVERRIDES}`);
+  }
+  if (!envKey && (io.env.SERVICE_API_URL?.trim() ?? "") !== "" && found !== null) {
+    if (new URL(found.saved.api_url).href !== base.href) {
+      lines.push(`SERVICE_API_URL overrides the saved API URL ${found.saved.api_url}.`);
+    }
+  }
+  return { data, human: lines.join("\n") };
+}
+
+export function registerStatus(group: Command, io: CliIo): void {
+  group
+    .command("status")
+    .description("show who svc signs in as, against which API, with which workspaces and scopes")
+    .addHelpText(
+      "after",
+      `
+Asks the API who the credentials in use belong to. Exits 4 when there are none, or when
+the API refuses them (an expired or signed-out session: sign in again).
+
+Examples:
+  $ svc auth status
+  $ svc auth status --json`,
+    )
+    .action(action<GlobalOptions>(io, { accepts: [] }, () => status(io)));
+}
