@@ -75,6 +75,41 @@ describe("SqliteDatabase", () => {
     assert.deepEqual(order, ["begin x", "end x", "begin y", "end y", "begin z", "end z"]);
   });
 
+  it("never lets a statement issued just before a transaction join it", async () => {
+    const insert = "INSERT INTO items (name, flag) VALUES ($1, $2)";
+    const outside = db.execute(insert, ["before-tx", 0]);
+    const failing = db.transaction(async (tx) => {
+      await tx.execute(insert, ["inside-tx", 0]);
+      throw new Error("roll back");
+    });
+    assert.equal(await outside, 1);
+    await assert.rejects(failing, /roll back/);
+    const names = (
+      await db.query<{ name: string }>("SELECT name FROM items WHERE name LIKE '%-tx'")
+    ).map((row) => row.name);
+    assert.deepEqual(names, ["before-tx"], "the statement reported done stays done");
+  });
+
+  it("commits concurrent transactions together, failing only the one that fails", async () => {
+    const insert = "INSERT INTO items (name, flag) VALUES ($1, $2)";
+    const outcomes = await Promise.allSettled([
+      db.transaction((tx) => tx.execute(insert, ["g1", 0])),
+      db.transaction(async (tx) => {
+        await tx.execute(insert, ["g2", 0]);
+        throw new Error("this one fails");
+      }),
+      db.transaction((tx) => tx.execute(insert, ["g3", 0])),
+    ]);
+    assert.deepEqual(
+      outcomes.map((outcome) => outcome.status),
+      ["fulfilled", "rejected", "fulfilled"],
+    );
+    const names = (
+      await db.query<{ name: string }>("SELECT name FROM items WHERE name LIKE 'g%' ORDER BY name")
+    ).map((row) => row.name);
+    assert.deepEqual(names, ["g1", "g3"]);
+  });
+
   it("applies migrations once, however often it is asked", async () => {
     const fresh = new SqliteDatabase(join(dir.path, "migrated.db"));
     try {

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, constants, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import type { Database, Row, SqlExecutor, SqlValue } from "../database.ts";
@@ -12,6 +12,16 @@ function toSqliteValue(value: SqlValue): SQLInputValue {
   return typeof value === "boolean" ? Number(value) : value;
 }
 
+/** A transaction waiting for its turn in a batch. */
+interface QueuedTransaction {
+  readonly work: (tx: SqlExecutor) => Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** The most transactions one COMMIT carries. */
+const maxBatch = 256;
+
 /**
  * node:sqlite is synchronous, so statements cannot interleave; a transaction, however,
  * spans awaits. While one is open every other caller waits for it, or its statements would
@@ -21,16 +31,25 @@ export class SqliteDatabase implements Database {
   readonly dialect = "sqlite";
   readonly claimLockClause = "";
   readonly rowLockClause = "";
+  readonly deliveriesQueuedNotice = null;
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
   /** True while a transaction holds the connection; `#transactionDone` settles when it ends. */
   #inTransaction = false;
   #transactionDone: Promise<void> = Promise.resolve();
+  readonly #queued: QueuedTransaction[] = [];
+  #committing: Promise<void> | null = null;
   readonly #direct: SqlExecutor;
 
   constructor(path: string) {
     // The data directory holds the database and the encryption key: its owner's alone.
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    if (path !== ":memory:") {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      // Created here, 0600, when new: SQLite would create it (and its -wal and -shm files,
+      // which take the database file's mode) with the umask's. An existing file keeps the
+      // mode its operator gave it.
+      closeSync(openSync(path, constants.O_CREAT | constants.O_WRONLY, 0o600));
+    }
     this.#db = new DatabaseSync(path);
     // WAL lets readers run beside the writer (and beside operator commands in another
     // process); synchronous=FULL makes a commit durable before it is acknowledged.
@@ -63,51 +82,103 @@ export class SqliteDatabase implements Database {
     return Number(this.#prepare(sql).run(...params.map(toSqliteValue)).changes);
   }
 
-  async #outsideTransactions(): Promise<void> {
-    while (this.#inTransaction) await this.#transactionDone;
-  }
+  // Outside a transaction, a statement runs in the same synchronous step as the check that
+  // none is open: an `await` between the two would let a batch BEGIN in the gap, and the
+  // statement would silently join (and could be rolled back with) that batch.
 
   async query<R extends Row = Row>(sql: string, params?: readonly SqlValue[]): Promise<R[]> {
-    await this.#outsideTransactions();
+    while (this.#inTransaction) await this.#transactionDone;
     return this.#all<R>(sql, params);
   }
 
   async execute(sql: string, params?: readonly SqlValue[]): Promise<number> {
-    await this.#outsideTransactions();
+    while (this.#inTransaction) await this.#transactionDone;
     return this.#run(sql, params);
   }
 
-  async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    const previous = this.#transactionDone;
+  /**
+   * Group commit: transactions requested while one batch runs are queued and run next, one
+   * after another inside a single BEGIN IMMEDIATE … COMMIT, each within its own savepoint.
+   * A transaction that fails rolls back to its savepoint and fails alone; the others commit
+   * together, so many concurrent changes share one fsync. Each caller's promise settles only
+   * after the COMMIT that made its change durable (or failed).
+   */
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queued.push({
+        work,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
+      // The batch starts after this turn's I/O callbacks (setImmediate), so that every
+      // request parsed in the same turn joins it: one fsync for all of them.
+      this.#committing ??= new Promise<void>((start) => setImmediate(start)).then(() =>
+        this.#commitQueued(),
+      );
+    });
+  }
+
+  async #commitQueued(): Promise<void> {
+    while (this.#queued.length > 0) {
+      await this.#commitBatch(this.#queued.splice(0, maxBatch));
+    }
+    this.#committing = null;
+  }
+
+  async #commitBatch(batch: readonly QueuedTransaction[]): Promise<void> {
     let release!: () => void;
     this.#transactionDone = new Promise((resolve) => (release = resolve));
-    await previous;
     this.#inTransaction = true;
+    const outcomes: (() => void)[] = [];
     try {
       // IMMEDIATE takes the write lock now, so that another process's writer makes us wait
       // here (busy_timeout) instead of failing half-way through.
       this.#db.exec("BEGIN IMMEDIATE");
-      try {
-        const result = await work(this.#direct);
-        this.#db.exec("COMMIT");
-        return result;
-      } catch (error) {
-        this.#db.exec("ROLLBACK");
-        throw error;
+      for (const unit of batch) {
+        this.#db.exec("SAVEPOINT unit");
+        try {
+          const result = await unit.work(this.#direct);
+          this.#db.exec("RELEASE unit");
+          outcomes.push(() => {
+            unit.resolve(result);
+          });
+        } catch (error) {
+          this.#db.exec("ROLLBACK TO unit");
+          this.#db.exec("RELEASE unit");
+          outcomes.push(() => {
+            unit.reject(error);
+          });
+        }
+      }
+      this.#db.exec("COMMIT");
+    } catch (error) {
+      // BEGIN or COMMIT failed (the lock was not had, the disk is full): nothing is durable.
+      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+      outcomes.length = 0;
+      for (const unit of batch) {
+        outcomes.push(() => {
+          unit.reject(error);
+        });
       }
     } finally {
       this.#inTransaction = false;
       release();
     }
+    for (const settle of outcomes) settle();
   }
 
   async executeScript(sql: string): Promise<void> {
-    await this.#outsideTransactions();
+    while (this.#inTransaction) await this.#transactionDone;
     this.#db.exec(sql);
   }
 
+  withMigrationLock<T>(work: () => Promise<T>): Promise<T> {
+    return work();
+  }
+
   async close(): Promise<void> {
-    await this.#outsideTransactions();
+    await this.#committing;
+    while (this.#inTransaction) await this.#transactionDone;
     this.#statements.clear();
     this.#db.close();
   }
