@@ -13,7 +13,7 @@ export const ExitStatus = {
   usage: 2,
   /** The API rejected the request as invalid (400, 409). */
   rejected: 3,
-  /** Missing or bad credentials, or no access to the workspace or scope (401, 403). */
+  /** Missing or bad credentials, no access to the workspace or scope, too many sign-ins (401, 403, 429). */
   auth: 4,
   /** The resource does not exist in this workspace (404). */
   notFound: 5,
@@ -29,10 +29,10 @@ export const exitStatusMeanings: Record<ExitStatus, string> = {
   1: "unexpected failure (a bug, or the server answered 5xx); operator command refused",
   2: "usage error: the command line or its input was wrong, and nothing was sent",
   3: "the API rejected the request as invalid (HTTP 400, 409)",
-  4: "missing or bad credentials, or no access to the workspace or scope (HTTP 401, 403)",
+  4: "missing or bad credentials, no access to the workspace or scope, or too many failed sign-ins (HTTP 401, 403, 429)",
   5: "not found in this workspace (HTTP 404)",
   6: "the API could not be reached",
-  7: "a local file could not be written (the secret file)",
+  7: "a local file could not be written (the secret file, the saved credentials)",
 };
 
 interface ErrorDefinition {
@@ -99,6 +99,17 @@ export const errorCatalog = {
     message:
       "Missing or invalid credentials. Set SERVICE_API_KEY or sign in with `svc auth login`.",
   },
+  invalid_credentials: {
+    status: 401,
+    exit: ExitStatus.auth,
+    message: "The e-mail address or the password is wrong.",
+  },
+  rate_limited: {
+    status: 429,
+    exit: ExitStatus.auth,
+    message:
+      "Too many failed sign-ins for this account or from this address. Wait, then try again (Retry-After says how long).",
+  },
   workspace_forbidden: {
     status: 403,
     exit: ExitStatus.auth,
@@ -119,11 +130,6 @@ export const errorCatalog = {
     status: 404,
     exit: ExitStatus.notFound,
     message: "No such API endpoint. Check SERVICE_API_URL.",
-  },
-  method_not_allowed: {
-    status: 405,
-    exit: ExitStatus.rejected,
-    message: "This endpoint does not accept that method.",
   },
   payload_too_large: {
     status: 413,
@@ -215,12 +221,35 @@ export const errorCatalog = {
   no_workspace: {
     status: null,
     exit: ExitStatus.usage,
-    message: "No workspace selected. Pass --workspace <id> or set SERVICE_WORKSPACE_ID.",
+    message:
+      "No workspace selected. Pass --workspace <id> or set SERVICE_WORKSPACE_ID (needed when the credentials reach more than one workspace).",
   },
   no_credentials: {
     status: null,
     exit: ExitStatus.auth,
     message: "No credentials. Set SERVICE_API_KEY or sign in with `svc auth login`.",
+  },
+  invalid_credentials_file: {
+    status: null,
+    exit: ExitStatus.auth,
+    message:
+      "The saved credentials file is not valid. Sign in again with `svc auth login`, or remove it with `svc auth logout`.",
+  },
+  credentials_not_saved: {
+    status: null,
+    exit: ExitStatus.localFile,
+    message: "The credentials could not be saved in the configuration directory.",
+  },
+  terminal_required: {
+    status: null,
+    exit: ExitStatus.usage,
+    message:
+      "`svc auth login` asks for the e-mail and password on a terminal. Without one, pass --with-token (an API key on standard input), or --email with --password-stdin.",
+  },
+  weak_password: {
+    status: null,
+    exit: ExitStatus.usage,
+    message: "The password must have 12 to 1024 characters.",
   },
   // Operator commands.
   already_initialised: {

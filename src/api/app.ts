@@ -1,9 +1,12 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { AppError } from "../errors.ts";
+import { registerAuthRoutes } from "./auth/routes.ts";
 import { registerAuthorisation } from "./authenticate.ts";
 import type { ApiDependencies } from "./dependencies.ts";
 import { registerErrorHandling } from "./error-handler.ts";
 import { registerEventRoutes } from "./events/routes.ts";
 import { registerIdempotency } from "./idempotency.ts";
+import { registerProbes } from "./probes.ts";
 import { keepRawJsonBody } from "./raw-body.ts";
 import { registerWebhookRoutes } from "./webhooks/routes.ts";
 
@@ -16,14 +19,36 @@ export function buildApi(
     loggerInstance: logger,
     // Keep-alive connections must not hold a graceful shutdown open.
     forceCloseConnections: "idle",
-    return503OnClosing: true,
+    // Answered below instead, in the error shape of the contract.
+    return503OnClosing: false,
   });
+  refuseWhileClosing(app);
   keepRawJsonBody(app);
   registerErrorHandling(app);
   registerAuthorisation(app, dependencies.store);
   registerIdempotency(app, dependencies);
-  app.get("/healthz", () => ({ status: "ok" }));
+  registerProbes(app, dependencies.store);
+  registerAuthRoutes(app, dependencies);
   registerWebhookRoutes(app, dependencies);
   registerEventRoutes(app, dependencies);
   return app;
+}
+
+/**
+ * While the server shuts down, a request that still arrives on an open connection is
+ * answered 503 `service_unavailable`, so that clients retry it elsewhere or later.
+ */
+function refuseWhileClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook("preClose", (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook("onRequest", (_request, _reply, done) => {
+    done(
+      closing
+        ? new AppError("service_unavailable", "The server is shutting down. Try again shortly.")
+        : undefined,
+    );
+  });
 }

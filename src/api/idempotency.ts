@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { AppError } from "../errors.ts";
 import type { Store } from "../interfaces.ts";
+import type { Credential } from "./auth/credential.ts";
 import "./request-context.ts";
 
 /** Keys live 24 hours (SPEC section 8), then they are purged and may be used afresh. */
@@ -21,8 +22,10 @@ const mutatingMethods = new Set(["POST", "PATCH", "DELETE"]);
  * run, so a retry must be able to run it) nor 401/403/409/429, which say nothing about the
  * operation. Keys are taken only after authorisation.
  */
-function isReplayable(status: number): boolean {
-  return status < 500 && ![401, 403, 409, 429].includes(status);
+function isReplayable(status: number, payload: string): boolean {
+  if (status >= 500 || [401, 403, 409, 429].includes(status)) return false;
+  // A host name that did not resolve may resolve in a minute: not the same request's fate.
+  return !(status === 400 && payload.includes('"code":"url_unresolvable"'));
 }
 
 function parseKey(header: string | string[]): string {
@@ -37,13 +40,24 @@ function parseKey(header: string | string[]): string {
   return key;
 }
 
-/** The method, the path, the query values (in a stable order) and the exact body bytes. */
+/**
+ * Who sent the request: the API key, or the signed-in user (whichever session). A replay
+ * would hand a create's signing secret to whoever repeats the request, so another credential
+ * of the same workspace reusing the key meets `idempotency_error` instead.
+ */
+function caller(credential: Credential | undefined): string {
+  if (credential === undefined) return "";
+  return credential.kind === "api_key"
+    ? `key:${credential.apiKey.id}`
+    : `user:${credential.session.user.id}`;
+}
+
+/** The caller, the method, the path, the query values (in a stable order) and the exact body. */
 function fingerprint(request: FastifyRequest): string {
   const [path = "", query = ""] = request.url.split("?", 2);
   const values = [...new URLSearchParams(query)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash("sha256")
-    .update(JSON.stringify([request.method, path, values, request.rawBody ?? ""]))
-    .digest("hex");
+  const parts = [caller(request.credential), request.method, path, values, request.rawBody ?? ""];
+  return createHash("sha256").update(JSON.stringify(parts)).digest("hex");
 }
 
 /** Sealed responses are bound to their workspace and key. */
@@ -59,7 +73,7 @@ export function registerIdempotency(
 
   app.addHook("preHandler", async (request, reply) => {
     const header = request.headers["idempotency-key"];
-    const workspaceId = request.apiKey?.workspaceId;
+    const workspaceId = request.authorisedWorkspace;
     if (header === undefined || workspaceId === undefined || !mutatingMethods.has(request.method)) {
       return;
     }
@@ -91,7 +105,7 @@ export function registerIdempotency(
     const held = request.idempotency;
     if (held === undefined) return payload;
     request.idempotency = undefined;
-    if (isReplayable(reply.statusCode) && typeof payload === "string") {
+    if (typeof payload === "string" && isReplayable(reply.statusCode, payload)) {
       await store.completeIdempotencyKey(held.workspaceId, held.key, {
         status: reply.statusCode,
         contentType: String(reply.getHeader("content-type") ?? "application/json; charset=utf-8"),

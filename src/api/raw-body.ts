@@ -11,6 +11,12 @@ export function keepRawJsonBody(app: FastifyInstance): void {
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     request.rawBody = body as string;
+    // Many clients send Content-Type: application/json on every request, DELETE included:
+    // an empty body is no body, not malformed JSON.
+    if (body === "") {
+      done(null, undefined);
+      return;
+    }
     void parseJson(request, body as string, done);
   });
 }

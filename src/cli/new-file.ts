@@ -1,5 +1,6 @@
 import type { AppError } from "../errors.ts";
 import { ExclusiveFile } from "../lib/exclusive-file.ts";
+import { errorCodes } from "../lib/error-codes.ts";
 
 /**
  * Runs `operation` for a new file at `path` (see ExclusiveFile): the file is created first,
@@ -45,5 +46,5 @@ async function discardQuietly(file: ExclusiveFile): Promise<void> {
 
 /** The errno code of a failed file operation, for messages. */
 export function errorCode(error: unknown): string {
-  return (error as NodeJS.ErrnoException | undefined)?.code ?? String(error);
+  return errorCodes(error)[0] ?? String(error);
 }

@@ -1,5 +1,6 @@
 import { FLAG_NAMES, type GlobalOptions, type OutputFormat } from "./global-options.ts";
-import { splitList, usageError } from "./usage.ts";
+import { splitList } from "../lib/split-list.ts";
+import { usageError } from "./usage.ts";
 
 /** How a result is printed, decided once from the global options. */
 export type OutputMode =

@@ -5,14 +5,6 @@ export function usageError(command: string, message: string): AppError {
   return new AppError("usage_error", `${message} See \`svc ${command} --help\`.`);
 }
 
-/** A comma-separated list from the command line: trimmed, without empty entries. */
-export function splitList(csv: string): string[] {
-  return csv
-    .split(",")
-    .map((item) => item.trim())
-    .filter((item) => item.length > 0);
-}
-
 /** An option the command cannot do without, such as `--output` where a secret is issued. */
 export function requireOption<T>(value: T | undefined, command: string, message: string): T {
   if (value === undefined) throw usageError(command, message);

@@ -3,6 +3,14 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 const algorithm = "aes-256-gcm";
 const version = "v1";
 
+/** A sealed value that does not open: another key sealed it, or it was altered. */
+export class SecretUnreadableError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("The sealed value could not be opened with this encryption key", options);
+    this.name = "SecretUnreadableError";
+  }
+}
+
 /**
  * Encrypts signing secrets at rest with AES-256-GCM. Each ciphertext is bound to the record
  * it belongs to (`context`, the destination id, as additional authenticated data), so that a
@@ -33,9 +41,13 @@ export class SecretBox {
     const decipher = createDecipheriv(algorithm, this.#key, Buffer.from(iv, "base64url"));
     decipher.setAAD(Buffer.from(context, "utf8"));
     decipher.setAuthTag(Buffer.from(tag, "base64url"));
-    return Buffer.concat([
-      decipher.update(Buffer.from(ciphertext, "base64url")),
-      decipher.final(),
-    ]).toString("utf8");
+    try {
+      return Buffer.concat([
+        decipher.update(Buffer.from(ciphertext, "base64url")),
+        decipher.final(),
+      ]).toString("utf8");
+    } catch (error) {
+      throw new SecretUnreadableError({ cause: error });
+    }
   }
 }

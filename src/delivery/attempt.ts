@@ -1,4 +1,4 @@
-import type { SecretBox } from "../crypto/secret-box.ts";
+import { SecretUnreadableError, type SecretBox } from "../crypto/secret-box.ts";
 import { AppError } from "../errors.ts";
 import type { AttemptReport, ClaimedDelivery, Clock, Resolver } from "../interfaces.ts";
 import type { AddressPolicy } from "../net/address-policy.ts";
@@ -48,6 +48,34 @@ export async function attemptDelivery(
   const finish = (outcome: Outcome): AttemptReport =>
     decide(outcome, { startedAt, attemptsMade, dependencies });
 
+  try {
+    return finish(
+      await checkSignAndSend(delivery, destination.secretCiphertext, startedAt, dependencies),
+    );
+  } catch (error) {
+    // A bug, or a secret sealed with another encryption key: counted as an attempt and
+    // retried on the schedule, so the delivery ends `failed` instead of looping forever.
+    const reason = error instanceof Error ? error.message : String(error);
+    const sealedElsewhere = error instanceof SecretUnreadableError;
+    return finish({
+      kind: "refused",
+      errorClass: sealedElsewhere ? "secret_unreadable" : "internal",
+      message: sealedElsewhere
+        ? "the signing secret could not be decrypted: is SVC_ENCRYPTION_KEY the key it was sealed with?"
+        : `internal error (${reason})`,
+      final: false,
+    });
+  }
+}
+
+/** Re-checks the address, signs the stored body with a fresh timestamp, and POSTs it. */
+async function checkSignAndSend(
+  delivery: ClaimedDelivery,
+  secretCiphertext: string,
+  startedAt: Date,
+  dependencies: AttemptDependencies,
+): Promise<Outcome> {
+  const { destination } = delivery;
   let addresses: string[];
   try {
     addresses = await checkDestinationUrl(destination.url, dependencies);
@@ -55,12 +83,11 @@ export async function attemptDelivery(
     if (!(error instanceof AppError)) throw error;
     // A name that no longer resolves may come back; an address that is not public is refused.
     const final = error.code !== "url_unresolvable";
-    return finish({ kind: "refused", message: error.message, errorClass: error.code, final });
+    return { kind: "refused", message: error.message, errorClass: error.code, final };
   }
-
-  const secret = dependencies.secretBox.decrypt(destination.secretCiphertext, destination.id);
+  const secret = dependencies.secretBox.decrypt(secretCiphertext, destination.id);
   const timestamp = Math.floor(startedAt.getTime() / 1000);
-  const outcome = await dependencies.sender.send({
+  return dependencies.sender.send({
     url: new URL(destination.url),
     addresses,
     timeoutMs: dependencies.timeoutMs,
@@ -72,7 +99,6 @@ export async function attemptDelivery(
       "webhook-signature": signatureHeader(secret, timestamp, delivery.body),
     },
   });
-  return finish(outcome);
 }
 
 function decide(

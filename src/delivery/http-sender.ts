@@ -1,6 +1,7 @@
 import type { LookupAddress, LookupOptions } from "node:dns";
 import ipaddr from "ipaddr.js";
 import { Agent, request } from "undici";
+import { errorCodes } from "../lib/error-codes.ts";
 
 export interface SendRequest {
   readonly url: URL;
@@ -106,15 +107,8 @@ const timeoutCodes = new Set([
   "UND_ERR_BODY_TIMEOUT",
 ]);
 
-function errorCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === "string") return code;
-  const cause = (error as { cause?: unknown } | null)?.cause;
-  return cause === undefined ? undefined : errorCode(cause);
-}
-
 function classifyError(error: unknown, timedOut: boolean, timeoutMs: number): SendOutcome {
-  const code = errorCode(error) ?? "";
+  const [code = ""] = errorCodes(error);
   if (timedOut || timeoutCodes.has(code)) {
     return { kind: "error", errorClass: "timeout", message: `no answer within ${timeoutMs}ms` };
   }

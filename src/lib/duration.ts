@@ -6,11 +6,3 @@ export function parseDuration(text: string): number | null {
   if (match?.[1] === undefined || match[2] === undefined) return null;
   return Math.round(Number(match[1]) * unitMs[match[2] as keyof typeof unitMs]);
 }
-
-/** A duration for people: `250ms`, `5s`, `2m`, `1h`. */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  if (ms < 60_000) return `${Math.round(ms / 100) / 10}s`;
-  if (ms < 3_600_000) return `${Math.round(ms / 6000) / 10}m`;
-  return `${Math.round(ms / 360_000) / 10}h`;
-}

@@ -24,12 +24,15 @@ export async function checkDestinationUrl(
   const addresses = isIpLiteral(url.hostname)
     ? [url.hostname]
     : await resolveHost(url.hostname, dependencies.resolver);
+  const literal = isIpLiteral(url.hostname);
   for (const address of addresses) {
     const verdict = dependencies.addressPolicy.check(address);
     if (!verdict.allowed) {
+      // What a name resolves to is not told: the API must not map the server's network.
+      const why = literal ? `: ${verdict.reason}` : " (it resolves to a non-public address)";
       throw new AppError(
         "url_not_public",
-        `The destination host ${url.hostname} is not on the public internet: ${verdict.reason}.`,
+        `The destination host ${url.hostname} is not on the public internet${why}.`,
         { param: "url" },
       );
     }

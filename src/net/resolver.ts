@@ -31,3 +31,24 @@ export function tableResolver(
 function normaliseName(name: string): string {
   return name.toLowerCase().replace(/\.$/, "");
 }
+
+/**
+ * Bounds every lookup: getaddrinfo cannot be cancelled and may hang for as long as the
+ * system's resolver retries. A slow name fails as unresolvable instead of holding a request
+ * (and its idempotency lock) or a delivery (and its lease) indefinitely.
+ */
+export function withTimeout(resolver: Resolver, timeoutMs: number): Resolver {
+  return {
+    resolve(hostname) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          reject(new Error(`resolving ${hostname} took longer than ${timeoutMs} ms`));
+        }, timeoutMs);
+      });
+      return Promise.race([resolver.resolve(hostname), timeout]).finally(() => {
+        clearTimeout(timer);
+      });
+    },
+  };
+}

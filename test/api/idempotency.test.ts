@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, it } from "node:test";
 import { loadServerConfig, resolveTable } from "../../src/config/server-config.ts";
 import type { Clock, Resolver } from "../../src/interfaces.ts";
@@ -11,6 +10,7 @@ import { startServer, type RunningServer } from "../../src/runtime/server.ts";
 import type { DestinationJson, ErrorJson } from "../support/api.ts";
 import { testResolve } from "../support/server.ts";
 import { runSvc } from "../support/svc.ts";
+import { queryTestDatabase, testDatabaseEnv } from "../support/database.ts";
 import { tempDir } from "../support/temp.ts";
 
 const day = 24 * 3_600_000;
@@ -34,6 +34,7 @@ describe("Idempotency-Key", () => {
     return new Promise((resolve) => (reachedGate = resolve));
   };
   let workspaces: { id: string; key: string }[] = [];
+  let flakyLookups = 0;
 
   const call = async (
     method: string,
@@ -65,7 +66,12 @@ describe("Idempotency-Key", () => {
 
   before(async () => {
     dir = await tempDir();
-    const env = { SVC_DATA_DIR: join(dir.path, "data"), SVC_RESOLVE: testResolve };
+    const dataDir = join(dir.path, "data");
+    const env = {
+      SVC_DATA_DIR: dataDir,
+      ...(await testDatabaseEnv(dataDir)),
+      SVC_RESOLVE: testResolve,
+    };
     for (const name of ["a", "b"]) {
       const keyFile = join(dir.path, `${name}.key`);
       const init =
@@ -97,10 +103,31 @@ describe("Idempotency-Key", () => {
       }
       workspaces.push({ id, key: (await readFile(keyFile, "utf8")).trim() });
     }
+    const secondKeyFile = join(dir.path, "a-second.key");
+    await runSvc(
+      [
+        "admin",
+        "keys",
+        "create",
+        "--workspace",
+        workspaces[0]!.id,
+        "--scopes",
+        "webhooks:write",
+        "--output",
+        secondKeyFile,
+      ],
+      { env },
+    );
+    workspaces.push({ id: workspaces[0]!.id, key: (await readFile(secondKeyFile, "utf8")).trim() });
     const config = loadServerConfig({ env, flags: { port: "0" } });
     const table = tableResolver(resolveTable(config), systemResolver);
     const gated: Resolver = {
       async resolve(hostname) {
+        if (hostname === "flaky.example.test") {
+          flakyLookups += 1;
+          if (flakyLookups === 1) throw new Error("temporary DNS failure");
+          return ["93.184.215.14"];
+        }
         if (hostname === "slow.example.test") {
           const held = gate;
           gate = null;
@@ -132,16 +159,14 @@ describe("Idempotency-Key", () => {
     assert.equal(await count(), before + 1);
   });
 
-  it("stores the replayable response sealed, never the secret in clear", () => {
-    const db = new DatabaseSync(join(dir.path, "data", "svc.db"), { readOnly: true });
-    try {
-      const rows = db.prepare("SELECT response_body FROM idempotency_keys").all();
-      assert.ok(rows.length > 0);
-      for (const row of rows) {
-        assert.doesNotMatch(String(row.response_body), /whsec_|dst_/);
-      }
-    } finally {
-      db.close();
+  it("stores the replayable response sealed, never the secret in clear", async () => {
+    const rows = await queryTestDatabase(
+      join(dir.path, "data"),
+      "SELECT response_body FROM idempotency_keys",
+    );
+    assert.ok(rows.length > 0);
+    for (const row of rows) {
+      assert.doesNotMatch(String(row.response_body), /whsec_|dst_/);
     }
   });
 
@@ -227,6 +252,34 @@ describe("Idempotency-Key", () => {
     assert.equal(a.status, 201);
     assert.equal(b.status, 201);
     assert.notEqual((a.json as DestinationJson).id, (b.json as DestinationJson).id);
+  });
+
+  it("refuses the key to another credential of the same workspace", async () => {
+    const body = '{"url":"https://public.example.test/owner-only"}';
+    const first = await create("credential-1", body, 0);
+    assert.equal(first.status, 201);
+    const other = await create("credential-1", body, 2);
+    assert.equal(other.status, 409);
+    assert.equal((other.json as ErrorJson).error.code, "idempotency_error");
+    assert.doesNotMatch(other.text, /whsec_/, "the secret is not handed to another credential");
+  });
+
+  it("does not replay a host name that failed to resolve: the retry runs again", async () => {
+    const body = '{"url":"https://flaky.example.test/hook"}';
+    const first = await create("flaky-1", body);
+    assert.equal(first.status, 400);
+    assert.equal((first.json as ErrorJson).error.code, "url_unresolvable");
+    const retried = await create("flaky-1", body);
+    assert.equal(retried.status, 201, retried.text);
+  });
+
+  it("takes an empty body with a JSON content type as no body", async () => {
+    const created = (await create("empty-body-create")).json as DestinationJson;
+    const deleted = await call("DELETE", `/webhooks/${created.id}`, {
+      key: "empty-body",
+      body: "",
+    });
+    assert.equal(deleted.status, 200, deleted.text);
   });
 
   it("forgets a key after 24 hours: it is usable again for a new request", async () => {

@@ -3,6 +3,7 @@ import { stat, readFile, writeFile, symlink, chmod, readdir } from "node:fs/prom
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { runSvc } from "../support/svc.ts";
+import { testBackend, testDatabaseEnv } from "../support/database.ts";
 import { tempDir } from "../support/temp.ts";
 
 interface InitData {
@@ -18,7 +19,8 @@ describe("svc admin", () => {
 
   before(async () => {
     dir = await tempDir();
-    env = { SVC_DATA_DIR: join(dir.path, "data") };
+    const dataDir = join(dir.path, "data");
+    env = { SVC_DATA_DIR: dataDir, ...(await testDatabaseEnv(dataDir)) };
   });
   after(() => dir.cleanup());
 
@@ -42,7 +44,11 @@ describe("svc admin", () => {
       !run.stdout.includes(key) && !run.stderr.includes(key),
       "the key is only in the file",
     );
-    assert.equal((await stat(join(dir.path, "data"))).mode & 0o777, 0o700);
+    // The SQLite file's directory is its owner's alone (PostgreSQL needs no data directory).
+    if (testBackend === "sqlite") {
+      assert.equal((await stat(join(dir.path, "data"))).mode & 0o777, 0o700);
+      assert.equal((await stat(join(dir.path, "data", "svc.db"))).mode & 0o777, 0o600);
+    }
   });
 
   it("a second init creates nothing, says so, exits non-zero and leaves no file behind", async () => {
@@ -56,8 +62,9 @@ describe("svc admin", () => {
   it("init prints the workspace id alone on stdout in human mode", async () => {
     const other = await tempDir();
     try {
+      const dataDir = join(other.path, "data");
       const run = await runSvc(["admin", "init", "--output", join(other.path, "k")], {
-        env: { SVC_DATA_DIR: join(other.path, "data") },
+        env: { SVC_DATA_DIR: dataDir, ...(await testDatabaseEnv(dataDir)) },
       });
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stdout, /^ws_[0-9a-f]{24}\n$/);
@@ -212,7 +219,13 @@ describe("svc admin", () => {
   });
 
   it("leaves no stray files in the data directory", async () => {
-    const files = await readdir(join(dir.path, "data"));
+    const files = await readdir(join(dir.path, "data")).catch((error: unknown) => {
+      // On PostgreSQL no operator command needs the data directory, so none may exist.
+      if (testBackend === "postgres" && (error as NodeJS.ErrnoException).code === "ENOENT") {
+        return [];
+      }
+      throw error;
+    });
     assert.deepEqual(
       files.filter((file) => !/^svc\.db(-wal|-shm)?$/.test(file)),
       [],

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../../errors.ts";
-import { EVENT_SUBSCRIPTIONS, type EventSubscription } from "../../interfaces.ts";
+import { asSubscriptions, eventNamesProblem } from "../../event-names.ts";
 
 /**
  * The bodies and query of the destinations API, and how their problems map onto the error
@@ -8,23 +8,15 @@ import { EVENT_SUBSCRIPTIONS, type EventSubscription } from "../../interfaces.ts
  * else `invalid_request`, always naming the member.
  */
 
-const events = z
-  .array(z.string())
-  .min(1)
-  .transform((names, context) => {
-    const unknown = names.filter(
-      (name) => !(EVENT_SUBSCRIPTIONS as readonly string[]).includes(name),
-    );
-    if (unknown.length > 0) {
-      context.addIssue({
-        code: "custom",
-        message: `Unknown event ${unknown.map((name) => JSON.stringify(name)).join(", ")}. Allowed: ${EVENT_SUBSCRIPTIONS.join(", ")}.`,
-      });
-      return z.NEVER;
-    }
-    // Duplicates are dropped; the order given is kept.
-    return [...new Set(names)] as EventSubscription[];
-  });
+const events = z.array(z.string()).transform((names, context) => {
+  const problem = eventNamesProblem(names);
+  if (problem !== null) {
+    context.addIssue({ code: "custom", message: problem });
+    return z.NEVER;
+  }
+  // Duplicates are dropped; the order given is kept.
+  return asSubscriptions([...new Set(names)]);
+});
 
 export const createBody = z.strictObject({
   url: z.string({ error: "url is required and must be a string" }),

@@ -1,5 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { AppError } from "../../errors.ts";
+import { errorCodes } from "../../lib/error-codes.ts";
 import { VERSION } from "../../version.ts";
 import { ApiError, errorFromResponse } from "./api-error.ts";
 
@@ -48,14 +49,19 @@ export interface SendOptions {
   readonly onTiming?: (timing: RequestTiming) => void;
 }
 
-export function prepareRequest(base: URL, token: string, request: ApiRequest): PreparedRequest {
+/** `token` null: a request without credentials (signing in). */
+export function prepareRequest(
+  base: URL,
+  token: string | null,
+  request: ApiRequest,
+): PreparedRequest {
   const url = new URL(request.path, base);
   for (const [name, value] of Object.entries(request.query ?? {})) {
     url.searchParams.set(name, value);
   }
   const headers: Record<string, string> = {
     Accept: "application/json",
-    Authorization: `Bearer ${token}`,
+    ...(token === null ? {} : { Authorization: `Bearer ${token}` }),
     "User-Agent": `svc/${VERSION}`,
   };
   if (request.body !== undefined) headers["Content-Type"] = "application/json";
@@ -80,8 +86,7 @@ function unreachable(request: PreparedRequest, error: unknown, timeoutMs: number
   }
   const cause = error instanceof Error ? (error.cause ?? error) : error;
   const reason =
-    (cause as NodeJS.ErrnoException | undefined)?.code ??
-    (cause instanceof Error ? cause.message : String(cause));
+    errorCodes(error).at(-1) ?? (cause instanceof Error ? cause.message : String(cause));
   return new AppError(
     "api_unreachable",
     `Could not reach the API at ${address} (${reason}). Is the server running, and is SERVICE_API_URL right?`,

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { AppError } from "../../errors.ts";
+import { errorCodes } from "../../lib/error-codes.ts";
 import { ApiError } from "./api-error.ts";
 import type { ApiResponse } from "./http.ts";
 
@@ -12,15 +13,6 @@ const maxRetryAfterMs = 10_000;
 
 /** Codes that mean the connection broke after the request may have been sent. */
 const lostAnswerCodes = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
-
-function causeCodes(error: unknown): string[] {
-  const codes: string[] = [];
-  for (let current = error; current instanceof Error; current = current.cause) {
-    const code = (current as NodeJS.ErrnoException).code;
-    if (typeof code === "string") codes.push(code);
-  }
-  return codes;
-}
 
 /**
  * How long to wait before sending the same request again, or null to give up. Only two
@@ -35,7 +27,7 @@ function retryDelay(error: unknown, attempt: number): number | null {
     return Math.min((error.retryAfterSeconds ?? 2) * 1000, maxRetryAfterMs);
   }
   if (error instanceof AppError && error.code === "api_unreachable") {
-    const lost = causeCodes(error).some((code) => lostAnswerCodes.has(code));
+    const lost = errorCodes(error).some((code) => lostAnswerCodes.has(code));
     return lost ? (lostAnswerBackoffMs[attempt - 1] ?? null) : null;
   }
   return null;

@@ -1,10 +1,12 @@
 import { AppError } from "../../errors.ts";
-import { EVENT_SUBSCRIPTIONS, type EventSubscription } from "../../interfaces.ts";
+import type { EventSubscription } from "../../interfaces.ts";
 import { parseDestinationUrl } from "../../net/destination-url.ts";
 import { readsStdin, type GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import { readJsonObject } from "../stdin-json.ts";
-import { splitList, usageError } from "../usage.ts";
+import { splitList } from "../../lib/split-list.ts";
+import { usageError } from "../usage.ts";
+import { asSubscriptions, eventNamesProblem } from "../../event-names.ts";
 
 /** The flags of `create` and `update` that set a member of the destination. */
 export interface DestinationFlags {
@@ -101,16 +103,7 @@ function checkedUrl(url: string, command: string): string {
 }
 
 function checkedEvents(events: readonly string[], command: string): EventSubscription[] {
-  const allowed = EVENT_SUBSCRIPTIONS as readonly string[];
-  if (events.length === 0) {
-    throw usageError(command, `events must name at least one of: ${allowed.join(", ")}.`);
-  }
-  const unknown = events.filter((name) => !allowed.includes(name));
-  if (unknown.length > 0) {
-    throw usageError(
-      command,
-      `Unknown event ${unknown.map((name) => JSON.stringify(name)).join(", ")}. Allowed: ${allowed.join(", ")}.`,
-    );
-  }
-  return [...events] as EventSubscription[];
+  const problem = eventNamesProblem(events);
+  if (problem !== null) throw usageError(command, problem);
+  return asSubscriptions(events);
 }

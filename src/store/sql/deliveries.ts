@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type {
   AttemptReport,
   ClaimedDelivery,
@@ -24,6 +25,10 @@ interface ClaimedRow extends Record<string, unknown> {
 /**
  * Claims due deliveries, oldest due first. The claim moves `next_attempt_at` to the end of the
  * lease: if the owner dies, the rows are simply due again then (at-least-once delivery).
+ * Each claim has a token of its own (`lease_owner`), so that only this claim can report on
+ * the rows, not an earlier claim by the same worker whose lease ran out.
+ * The CTE picks the rows once; PostgreSQL may re-evaluate an `IN (subquery … LIMIT)` and
+ * claim more or other rows than the limit.
  */
 export async function claimDueDeliveries(
   db: Database,
@@ -33,13 +38,15 @@ export async function claimDueDeliveries(
   leaseMs: number,
 ): Promise<ClaimedDelivery[]> {
   return db.transaction(async (tx) => {
+    const lease = `${owner}:${randomBytes(8).toString("hex")}`;
     const claimed = await tx.query<{ seq: number | string }>(
-      `UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
-       WHERE seq IN (SELECT seq FROM deliveries
-                     WHERE status = 'pending' AND next_attempt_at <= $3
-                     ORDER BY next_attempt_at LIMIT $4 ${db.claimLockClause})
-       RETURNING seq`,
-      [now + leaseMs, owner, now, limit],
+      `WITH due AS (SELECT seq FROM deliveries
+                    WHERE status = 'pending' AND next_attempt_at <= $3
+                    ORDER BY next_attempt_at LIMIT $4 ${db.claimLockClause})
+       UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
+       FROM due WHERE deliveries.seq = due.seq
+       RETURNING deliveries.seq`,
+      [now + leaseMs, lease, now, limit],
     );
     if (claimed.length === 0) return [];
     const seqs = claimed.map((row) => Number(row.seq));
@@ -54,13 +61,14 @@ export async function claimDueDeliveries(
        ORDER BY dl.seq`,
       seqs,
     );
-    return rows.map(toClaimedDelivery);
+    return rows.map((row) => toClaimedDelivery(row, lease));
   });
 }
 
-function toClaimedDelivery(row: ClaimedRow): ClaimedDelivery {
+function toClaimedDelivery(row: ClaimedRow, lease: string): ClaimedDelivery {
   return {
     seq: Number(row.seq),
+    lease,
     eventId: row.event_id,
     eventType: row.event_type,
     body: row.body,
@@ -75,16 +83,16 @@ function toClaimedDelivery(row: ClaimedRow): ClaimedDelivery {
   };
 }
 
-/** Call inside a transaction. Only the current lease owner may report. */
+/** Call inside a transaction. Only the claim that holds the lease may report. */
 export async function finishAttempt(
   tx: SqlExecutor,
-  owner: string,
+  lease: string,
   seq: number,
   { attempt, result, error }: AttemptReport,
   now: number,
 ): Promise<boolean> {
   const nextAttemptAt = result.status === "pending" ? result.nextAttemptAt.getTime() : null;
-  const values: SqlValue[] = [seq, owner, result.status, nextAttemptAt, error, now];
+  const values: SqlValue[] = [seq, lease, result.status, nextAttemptAt, error, now];
   // An attempt that was made counts, and its time and status become the latest.
   const attemptAssignments =
     attempt === null
