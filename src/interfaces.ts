@@ -274,6 +274,11 @@ export interface Store {
   nextDueAt(): Promise<Date | null>;
   /** Deletes attempt records that started before `before`; returns how many. */
   pruneAttempts(before: Date): Promise<number>;
+  /**
+   * Deletes events published before `before` whose deliveries have all ended (delivered or
+   * failed), with those deliveries and their attempts; returns how many events.
+   */
+  pruneEvents(before: Date): Promise<number>;
 
   /**
    * Takes `key` for a request with `fingerprint`: locked for `lockMs`, kept for `ttlMs`. A key

@@ -85,6 +85,8 @@ const schema = z
     deliveryLease: duration,
     /** How long attempt records are kept. Default 30d. */
     attemptRetention: duration,
+    /** How long events and their finished deliveries are kept. Default 30d. */
+    eventRetention: duration,
     /** How long a session from `svc auth login` lasts before signing in again. Default 30d. */
     sessionTtl: duration.refine((ms) => ms > 0, { message: "must be more than 0" }),
   })
@@ -126,6 +128,7 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     deliveryConcurrency: 64,
     deliveryLease: "60s",
     attemptRetention: "30d",
+    eventRetention: "30d",
     sessionTtl: "30d",
   };
 }
@@ -147,6 +150,7 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   deliveryConcurrency: "SVC_DELIVERY_CONCURRENCY",
   deliveryLease: "SVC_DELIVERY_LEASE",
   attemptRetention: "SVC_ATTEMPT_RETENTION",
+  eventRetention: "SVC_EVENT_RETENTION",
   sessionTtl: "SVC_SESSION_TTL",
 };
 

@@ -5,25 +5,28 @@ import type { Clock, Store } from "../interfaces.ts";
 const intervalMs = 3_600_000;
 
 /**
- * Housekeeping, hourly and once at start: prunes attempt records past their retention and
- * purges expired idempotency keys, ended sessions and ended sign-in windows. Errors are
- * logged; the next round tries again.
+ * Housekeeping, hourly and once at start: prunes attempt records, and events whose
+ * deliveries have all ended, past their retention; purges expired idempotency keys, ended
+ * sessions and ended sign-in windows. Errors are logged; the next round tries again.
  */
 export function startMaintenance(
   store: Store,
   clock: Clock,
   logger: FastifyBaseLogger,
-  options: { attemptRetentionMs: number },
+  options: { attemptRetentionMs: number; eventRetentionMs: number },
 ): { stop(): Promise<void> } {
   let running: Promise<void> = Promise.resolve();
   const round = async (): Promise<void> => {
     try {
       const before = new Date(clock.now().getTime() - options.attemptRetentionMs);
       const attempts = await store.pruneAttempts(before);
+      const events = await store.pruneEvents(
+        new Date(clock.now().getTime() - options.eventRetentionMs),
+      );
       const keys = await store.purgeIdempotencyKeys();
       const auth = await store.purgeAuthRecords({ signInWindowMs: SIGN_IN_LIMITS.windowMs });
-      if (attempts + keys + auth > 0) {
-        logger.info({ attempts, idempotency_keys: keys, auth }, "pruned expired records");
+      if (attempts + events + keys + auth > 0) {
+        logger.info({ attempts, events, idempotency_keys: keys, auth }, "pruned expired records");
       }
     } catch (error) {
       logger.error({ err: error }, "maintenance failed; trying again in an hour");

@@ -110,7 +110,10 @@ export async function startServer(
       });
       worker.start();
       started.push(
-        startMaintenance(store, clock, logger, { attemptRetentionMs: config.attemptRetention }),
+        startMaintenance(store, clock, logger, {
+          attemptRetentionMs: config.attemptRetention,
+          eventRetentionMs: config.eventRetention,
+        }),
         worker,
       );
     }

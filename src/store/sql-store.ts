@@ -36,6 +36,7 @@ import {
 import {
   claimDueDeliveries,
   deleteAttemptsBefore,
+  deleteEndedEventsBefore,
   finishAttempt,
   selectLastDelivery,
   selectNextDueAt,
@@ -161,6 +162,10 @@ export class SqlStore implements Store {
 
   nextDueAt(): Promise<Date | null> {
     return selectNextDueAt(this.#db);
+  }
+
+  pruneEvents(before: Date): Promise<number> {
+    return this.#db.transaction((tx) => deleteEndedEventsBefore(tx, before.getTime()));
   }
 
   pruneAttempts(before: Date): Promise<number> {

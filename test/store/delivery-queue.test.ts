@@ -216,6 +216,40 @@ describe("the delivery queue in the store", () => {
     }
   });
 
+  it("prunes old events whose deliveries have ended, and keeps those still being retried", async () => {
+    await store.pruneEvents(clock.now()); // those of earlier tests
+    const id = await destination(["*"]);
+    await publish("job.completed");
+    await publish("job.failed");
+    const claimed = await store.claimDueDeliveries("w1", 10, 1000);
+    assert.equal(claimed.length, 2);
+    const [done, retrying] = claimed;
+    assert.ok(done && retrying);
+    await store.finishAttempt(done.lease, done.seq, {
+      attempt: { startedAt: clock.now(), durationMs: 1, statusCode: 200, errorClass: null },
+      result: { status: "delivered" },
+      error: null,
+    });
+    await store.finishAttempt(retrying.lease, retrying.seq, {
+      attempt: {
+        startedAt: clock.now(),
+        durationMs: 1,
+        statusCode: 500,
+        errorClass: "http_status",
+      },
+      result: { status: "pending", nextAttemptAt: new Date(clock.now().getTime() + 60_000) },
+      error: "the receiver answered 500",
+    });
+    assert.equal(await store.pruneEvents(clock.now()), 0, "nothing is older than now");
+    clock.advance(1000);
+    assert.equal(await store.pruneEvents(clock.now()), 1, "only the delivered event goes");
+    const last = await store.getLastDelivery(workspace, id);
+    assert.equal(last?.notificationId, retrying.eventId, "the one being retried stays");
+    clock.advance(60_000);
+    const [again] = await store.claimDueDeliveries("w1", 10, 1000);
+    assert.equal(again?.eventId, retrying.eventId, "and is still attempted");
+  });
+
   it("prunes attempt records older than the retention", async () => {
     await store.pruneAttempts(clock.now()); // those of earlier tests
     await destination(["*"]);

@@ -131,6 +131,22 @@ export async function selectNextDueAt(db: SqlExecutor): Promise<Date | null> {
   return toNullableDate(rows[0]?.due);
 }
 
+/**
+ * Call inside a transaction. An event goes only once every delivery of it has ended, so a
+ * delivery still being retried keeps its event (and its body) however old it is.
+ */
+export async function deleteEndedEventsBefore(tx: SqlExecutor, before: number): Promise<number> {
+  const ended = `SELECT e.id FROM events e WHERE e.created_at < $1
+    AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status = 'pending')`;
+  await tx.execute(
+    `DELETE FROM delivery_attempts WHERE delivery_seq IN
+       (SELECT seq FROM deliveries WHERE event_id IN (${ended}))`,
+    [before],
+  );
+  await tx.execute(`DELETE FROM deliveries WHERE event_id IN (${ended})`, [before]);
+  return tx.execute(`DELETE FROM events WHERE id IN (${ended})`, [before]);
+}
+
 export async function deleteAttemptsBefore(db: SqlExecutor, before: number): Promise<number> {
   return db.execute("DELETE FROM delivery_attempts WHERE started_at < $1", [before]);
 }
