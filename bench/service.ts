@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Agent, request } from "undici";
+import { runProcess } from "../test/support/process.ts";
 
 const svcBin = fileURLToPath(new URL("../src/bin/svc.js", import.meta.url));
 
@@ -35,21 +36,11 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function run(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [svcBin, ...args], {
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-    child.on("close", (code) => {
-      if (code === 0) resolve(out);
-      else reject(new Error(`svc ${args.join(" ")} exited ${code}: ${err}`));
-    });
-  });
+async function run(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const result = await runProcess(process.execPath, [svcBin, ...args], { env });
+  if (result.code !== 0)
+    throw new Error(`svc ${args.join(" ")} exited ${result.code}: ${result.stderr}`);
+  return result.stdout;
 }
 
 /**

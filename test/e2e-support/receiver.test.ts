@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import { existsSync } from "node:fs";
 import type { IncomingHttpHeaders } from "node:http";
@@ -17,6 +16,7 @@ import {
 } from "../support/receiver.ts";
 import { tempDir } from "../support/temp.ts";
 import { createTestCa, sharedTestCa, type TestCa } from "../support/tls.ts";
+import { runProcess, type ProcessRun } from "../support/process.ts";
 
 interface ClientResponse {
   status: number;
@@ -83,24 +83,8 @@ function loopbackLookup(asked: string[]): LookupFunction {
 }
 
 /** Runs a script with this Node binary and collects its output. */
-function runNode(
-  script: string,
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      resolve({ code, stdout, stderr });
-    });
-  });
+function runNode(script: string, env: NodeJS.ProcessEnv): Promise<ProcessRun> {
+  return runProcess(process.execPath, ["--input-type=module", "-e", script], { env });
 }
 
 /** The parent's environment without anything that could route or alter a child's fetch. */

@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runProcess, type ProcessRun } from "./process.ts";
 
 /**
  * The configuration directory `svc` is given unless a test names its own: a path that nothing
@@ -12,11 +12,8 @@ export const isolatedConfigHome = join(tmpdir(), `svc-test-no-config-${process.p
 /** The built `svc` binary (tests run from dist/test, after `npm run build`). */
 export const svcBin = fileURLToPath(new URL("../../src/bin/svc.js", import.meta.url));
 
-export interface SvcRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+/** What a run of `svc` produced: its exit code and whole output. */
+export type SvcRun = ProcessRun;
 
 export interface SvcRunOptions {
   readonly env?: NodeJS.ProcessEnv;
@@ -32,24 +29,13 @@ export interface SvcRunOptions {
 export function runSvc(args: readonly string[], options: SvcRunOptions = {}): Promise<SvcRun> {
   const [command = process.execPath, ...prefix] = options.launcher ?? [];
   const commandArgs = options.launcher === undefined ? [] : [...prefix, process.execPath];
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, [...commandArgs, svcBin, ...args], {
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        XDG_CONFIG_HOME: isolatedConfigHome,
-        ...options.env,
-      },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(options.input ?? "", () => undefined);
+  return runProcess(command, [...commandArgs, svcBin, ...args], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      XDG_CONFIG_HOME: isolatedConfigHome,
+      ...options.env,
+    },
+    ...(options.input === undefined ? {} : { input: options.input }),
   });
 }

@@ -1,0 +1,27 @@
+import { spawn } from "node:child_process";
+
+export interface ProcessRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a command to completion, feeding it `input` on stdin and collecting its output. */
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; input?: string },
+): Promise<ProcessRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: options.env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? "", () => undefined);
+  });
+}
