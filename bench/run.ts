@@ -8,23 +8,17 @@ import { cpus, totalmem, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
 import { measureRawLimit } from "./raw.ts";
+import { measureThroughput, publish, register, type Throughput } from "./measure.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService, type BenchService } from "./service.ts";
-import { percentile, pooled, progress, round } from "./stats.ts";
+import { percentile, progress, round } from "./stats.ts";
 import { postgresDatabase } from "./postgres.ts";
 
 const quick = process.argv.includes("--quick");
 const sizes = quick
   ? { throughput: 3000, latencySeconds: 3, getSeconds: 3, backlog: 10_000 }
   : { throughput: 20_000, latencySeconds: 10, getSeconds: 10, backlog: 100_000 };
-const publishers = 32;
 const deliveryConcurrency = 64;
-
-interface Throughput {
-  deliveries_per_s: number;
-  publish_p50_ms: number;
-  publish_p99_ms: number;
-}
 
 type PostgresResult = (Throughput & { ratio_to_raw: number }) | { skipped: string };
 
@@ -40,44 +34,6 @@ interface Results {
   postgres: PostgresResult;
   peak_rss_mb: number;
   backlog_events: number;
-}
-
-async function publish(service: BenchService, type: string, index: number): Promise<string> {
-  const response = await service.call("POST", "/events", {
-    type,
-    data: { object: { id: `job_${index}`, status: "done" } },
-  });
-  if (response.status !== 202) throw new Error(`publish answered ${response.status}`);
-  return (response.body as { id: string }).id;
-}
-
-async function register(service: BenchService, url: string, events: string[]): Promise<string> {
-  const response = await service.call("POST", "/webhooks", { url, events });
-  if (response.status !== 201) throw new Error(`create answered ${response.status}`);
-  return (response.body as { id: string }).id;
-}
-
-/** Durable end to end: published through the API, committed, delivered, 2xx recorded. */
-async function measureThroughput(
-  service: BenchService,
-  receiver: BenchReceiver,
-  count: number,
-): Promise<Throughput> {
-  receiver.reset();
-  const latencies: number[] = [];
-  const started = performance.now();
-  await pooled(count, publishers, async (index) => {
-    const sent = performance.now();
-    await publish(service, "job.completed", index);
-    latencies.push(performance.now() - sent);
-  });
-  await receiver.waitForDistinct(count, 600_000);
-  const seconds = (performance.now() - started) / 1000;
-  return {
-    deliveries_per_s: round(count / seconds),
-    publish_p50_ms: round(percentile(latencies, 50), 2),
-    publish_p99_ms: round(percentile(latencies, 99), 2),
-  };
 }
 
 /** Publish-to-receipt latency with publishes paced at 1,000 per second. */

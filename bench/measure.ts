@@ -1,0 +1,54 @@
+import type { BenchReceiver } from "./receiver.ts";
+import type { BenchService } from "./service.ts";
+import { percentile, pooled, round } from "./stats.ts";
+
+/** Concurrent API clients publishing in the throughput measurements. */
+export const publishers = 32;
+
+export interface Throughput {
+  deliveries_per_s: number;
+  publish_p50_ms: number;
+  publish_p99_ms: number;
+}
+
+export async function publish(service: BenchService, type: string, index: number): Promise<string> {
+  const response = await service.call("POST", "/events", {
+    type,
+    data: { object: { id: `job_${index}`, status: "done" } },
+  });
+  if (response.status !== 202) throw new Error(`publish answered ${response.status}`);
+  return (response.body as { id: string }).id;
+}
+
+export async function register(
+  service: BenchService,
+  url: string,
+  events: string[],
+): Promise<string> {
+  const response = await service.call("POST", "/webhooks", { url, events });
+  if (response.status !== 201) throw new Error(`create answered ${response.status}`);
+  return (response.body as { id: string }).id;
+}
+
+/** Durable end to end: published through the API, committed, delivered, 2xx recorded. */
+export async function measureThroughput(
+  service: BenchService,
+  receiver: BenchReceiver,
+  count: number,
+): Promise<Throughput> {
+  receiver.reset();
+  const latencies: number[] = [];
+  const started = performance.now();
+  await pooled(count, publishers, async (index) => {
+    const sent = performance.now();
+    await publish(service, "job.completed", index);
+    latencies.push(performance.now() - sent);
+  });
+  await receiver.waitForDistinct(count, 600_000);
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    deliveries_per_s: round(count / seconds),
+    publish_p50_ms: round(percentile(latencies, 50), 2),
+    publish_p99_ms: round(percentile(latencies, 99), 2),
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * `npm run bench:profile [-- --postgres] [--count N]`: the end-to-end throughput run with
+ * the server under `node --cpu-prof`. Writes the profile to bench/results/ (open it in Chrome
+ * DevTools or speedscope for the flame graph) and prints the functions with the most self
+ * time, grouped by function and file.
+ */
+import { mkdir, mkdtemp, readdir, readFile, rm, copyFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { createTestCa } from "../test/support/tls.ts";
+import { measureThroughput, register } from "./measure.ts";
+import { postgresDatabase } from "./postgres.ts";
+import { startBenchReceiver } from "./receiver.ts";
+import { startBenchService } from "./service.ts";
+import { progress, round } from "./stats.ts";
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const argument = (name: string): string | undefined => {
+  const index = process.argv.indexOf(name);
+  return index === -1 ? undefined : process.argv[index + 1];
+};
+const backend = process.argv.includes("--postgres") ? "postgres" : "sqlite";
+const count = Number(argument("--count") ?? 10_000);
+const top = Number(argument("--top") ?? 30);
+
+/** Self time per function (name and file), as shares of all samples. */
+function summarise(profile: CpuProfile): { share: number; name: string }[] {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const self = new Map<string, number>();
+  let total = 0;
+  profile.samples.forEach((id, index) => {
+    const delta = profile.timeDeltas[index] ?? 0;
+    const frame = byId.get(id)?.callFrame;
+    if (frame === undefined) return;
+    const file =
+      frame.url === "" ? "" : ` ${frame.url.replace(/^.*\/(node_modules|dist)\//, "$1/")}`;
+    const name = `${frame.functionName || "(anonymous)"}${file}`;
+    self.set(name, (self.get(name) ?? 0) + delta);
+    total += delta;
+  });
+  return [...self]
+    .map(([name, time]) => ({ name, share: time / total }))
+    .sort((a, b) => b.share - a.share);
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "svc-profile-"));
+  const profileDir = join(dir, "profile");
+  const ca = await createTestCa(join(dir, "ca"));
+  const receiver = await startBenchReceiver(ca);
+  const pg = backend === "postgres" ? postgresDatabase() : null;
+  try {
+    if (pg !== null && "skipped" in pg) throw new Error(`PostgreSQL: ${pg.skipped}`);
+    await mkdir(join(dir, "service"));
+    const service = await startBenchService({
+      dir: join(dir, "service"),
+      caCertPath: ca.caCertPath,
+      ...(pg === null ? {} : { database: pg.url }),
+      extraEnv: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` },
+    });
+    await register(service, `${receiver.url}/hooks`, ["job.completed"]);
+    progress(`${backend}: ${count} events under --cpu-prof…`);
+    const throughput = await measureThroughput(service, receiver, count);
+    await service.stop();
+    progress(`${throughput.deliveries_per_s}/s (slower than unprofiled)`);
+    const files = (await readdir(profileDir)).filter((name) => name.endsWith(".cpuprofile"));
+    const server = files.sort().at(-1);
+    if (server === undefined) throw new Error("the server wrote no profile");
+    const resultsDir = new URL("../../bench/results/", import.meta.url);
+    await mkdir(resultsDir, { recursive: true });
+    const kept = new URL(`profile-${backend}.cpuprofile`, resultsDir);
+    await copyFile(join(profileDir, server), kept);
+    const profile = JSON.parse(await readFile(join(profileDir, server), "utf8")) as CpuProfile;
+    for (const { share, name } of summarise(profile).slice(0, top)) {
+      process.stdout.write(`${String(round(share * 100)).padStart(5)}%  ${name}\n`);
+    }
+    progress(`profile: bench/results/${basename(kept.pathname)}`);
+  } finally {
+    if (pg !== null && !("skipped" in pg)) pg.drop();
+    await receiver.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
