@@ -7,6 +7,7 @@ import { loadEncryptionKey } from "../crypto/encryption-key.ts";
 import { SecretBox } from "../crypto/secret-box.ts";
 import { HttpSender } from "../delivery/http-sender.ts";
 import { RetrySchedule } from "../delivery/retry-schedule.ts";
+import { SigningKeys } from "../delivery/signing-keys.ts";
 import { InProcessWakeUps, type WakeUpSource } from "../delivery/wake-ups.ts";
 import { DeliveryWorker } from "../delivery/worker.ts";
 import { AppError } from "../errors.ts";
@@ -64,6 +65,9 @@ export async function startServer(
     onConnectionError: (error) => {
       logger.warn({ err: error }, "an idle database connection broke; the pool replaces it");
     },
+    onNoticeError: (error) => {
+      logger.warn({ err: error }, "could not announce queued deliveries; workers will poll");
+    },
   });
   const resolver = withTimeout(
     seams.resolver ?? tableResolver(resolveTable(config), systemResolver),
@@ -90,7 +94,7 @@ export async function startServer(
       const worker = new DeliveryWorker(
         store,
         {
-          secretBox,
+          signingKeys: new SigningKeys(secretBox),
           resolver,
           addressPolicy,
           sender,

@@ -27,11 +27,15 @@ export interface Database extends SqlExecutor {
   /** Appended to a SELECT of a row about to be changed: `FOR UPDATE` on PostgreSQL. */
   readonly rowLockClause: string;
   /**
-   * Run inside the transaction that queues deliveries, so that workers in other processes
-   * wake as it commits: `NOTIFY svc_deliveries` on PostgreSQL. Null on SQLite, which has no
-   * such channel (workers in other processes find the work by polling).
+   * Called after a transaction that queued deliveries has committed, so that workers in other
+   * processes wake: a `NOTIFY svc_deliveries` on PostgreSQL, coalesced (at most one in flight;
+   * calls meanwhile are folded into one more). Not inside the publishing transaction: a
+   * transaction that notifies takes a database-wide lock through its commit, which would
+   * serialise every publish's commit. A no-op on SQLite, which has no such channel (workers
+   * in other processes find the work by polling). Never throws; a lost notice is made up for
+   * by the workers' idle poll.
    */
-  readonly deliveriesQueuedNotice: string | null;
+  announceDeliveriesQueued(): void;
   /**
    * Runs `work` in one transaction: all of it commits when `work` resolves, none of it when
    * it throws. Isolation differs by engine (SQLite runs transactions one at a time;

@@ -16,6 +16,8 @@ export interface OpenStoreOptions {
   readonly poolSize?: number;
   /** PostgreSQL: told when an idle connection broke (the pool has already replaced it). */
   readonly onConnectionError?: (error: Error) => void;
+  /** PostgreSQL: told when the NOTIFY that wakes workers failed (they poll meanwhile). */
+  readonly onNoticeError?: (error: Error) => void;
 }
 
 /** The engine behind `database`, not yet migrated. */
@@ -24,6 +26,7 @@ export function openDatabase(database: string, options: OpenStoreOptions = {}): 
     ? new PostgresDatabase(database, {
         poolSize: options.poolSize,
         onIdleError: options.onConnectionError,
+        onNoticeError: options.onNoticeError,
       })
     : new SqliteDatabase(database);
 }

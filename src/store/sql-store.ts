@@ -24,6 +24,7 @@ import type {
   Workspace,
 } from "../interfaces.ts";
 import type { Database } from "./database.ts";
+import { Batcher } from "./batcher.ts";
 import { retryWhileUnavailable } from "./retry-unavailable.ts";
 import { insertApiKey, revokeApiKey, selectActiveApiKeyByHash } from "./sql/api-keys.ts";
 import {
@@ -37,11 +38,12 @@ import {
   claimDueDeliveries,
   deleteAttemptsBefore,
   deleteEndedEventsBefore,
-  finishAttempt,
+  finishAttempts,
   selectLastDelivery,
+  type FinishedAttempt,
   selectNextDueAt,
 } from "./sql/deliveries.ts";
-import { insertEventWithDeliveries } from "./sql/events.ts";
+import { insertEventsWithDeliveries } from "./sql/events.ts";
 import {
   acquireIdempotencyKey,
   completeIdempotencyKey,
@@ -69,16 +71,33 @@ import {
 import { initialiseInstance, insertWorkspace, selectWorkspace } from "./sql/workspaces.ts";
 
 /**
+ * The most publishes or results one batch carries: 256 × 8 parameters stays far inside both
+ * engines' limits on a statement's parameters.
+ */
+const maxBatch = 256;
+
+/**
  * The Store over any `Database`: the SQL lives in `./sql/`, one module per resource, and is
  * the same for SQLite and PostgreSQL. Nothing here knows which engine runs it.
  */
 export class SqlStore implements Store {
   readonly #db: Database;
   readonly #clock: Clock;
+  /** Publishes and delivery results, the hot paths, are written in batches (`Batcher`). */
+  readonly #publishes: Batcher<NewEvent, number>;
+  readonly #results: Batcher<FinishedAttempt, boolean>;
 
   constructor(db: Database, clock: Clock) {
     this.#db = db;
     this.#clock = clock;
+    this.#publishes = new Batcher(
+      (events) => this.#db.transaction((tx) => insertEventsWithDeliveries(tx, events)),
+      { maxBatch },
+    );
+    this.#results = new Batcher(
+      (reports) => this.#db.transaction((tx) => finishAttempts(tx, reports, this.#now())),
+      { maxBatch },
+    );
   }
 
   #now(): number {
@@ -142,14 +161,10 @@ export class SqlStore implements Store {
     return selectLastDelivery(this.#db, workspaceId, destinationId);
   }
 
-  publishEvent(event: NewEvent): Promise<number> {
-    return this.#db.transaction(async (tx) => {
-      const queued = await insertEventWithDeliveries(tx, event);
-      // Delivered to listening workers when (and only if) the transaction commits.
-      const notice = this.#db.deliveriesQueuedNotice;
-      if (queued > 0 && notice !== null) await tx.execute(notice);
-      return queued;
-    });
+  async publishEvent(event: NewEvent): Promise<number> {
+    const queued = await this.#publishes.add(event);
+    if (queued > 0) this.#db.announceDeliveriesQueued();
+    return queued;
   }
 
   claimDueDeliveries(owner: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
@@ -157,7 +172,7 @@ export class SqlStore implements Store {
   }
 
   finishAttempt(lease: string, seq: number, report: AttemptReport): Promise<boolean> {
-    return this.#db.transaction((tx) => finishAttempt(tx, lease, seq, report, this.#now()));
+    return this.#results.add({ lease, seq, report });
   }
 
   nextDueAt(): Promise<Date | null> {
@@ -256,7 +271,8 @@ export class SqlStore implements Store {
     );
   }
 
-  close(): Promise<void> {
-    return this.#db.close();
+  async close(): Promise<void> {
+    await Promise.all([this.#publishes.idle(), this.#results.idle()]);
+    await this.#db.close();
   }
 }

@@ -17,6 +17,8 @@ export interface PostgresOptions {
   readonly poolSize?: number;
   /** Told about errors of idle connections, which the pool has already dropped. */
   readonly onIdleError?: (error: Error) => void;
+  /** Told when a NOTIFY that wakes workers fails; they find the work at their next poll. */
+  readonly onNoticeError?: (error: Error) => void;
 }
 
 /**
@@ -29,8 +31,11 @@ export class PostgresDatabase implements Database {
   readonly dialect = "postgres";
   readonly claimLockClause = "FOR UPDATE SKIP LOCKED";
   readonly rowLockClause = "FOR UPDATE";
-  readonly deliveriesQueuedNotice = `NOTIFY ${deliveriesChannel}`;
   readonly #pool: pg.Pool;
+  readonly #onNoticeError: (error: Error) => void;
+  /** Whether a NOTIFY is on its way, and whether another was asked for meanwhile. */
+  #notifying = false;
+  #noticeWanted = false;
 
   constructor(url: string, options: PostgresOptions = {}) {
     this.#pool = new pg.Pool({ ...connectionConfig(url), max: options.poolSize ?? 10 });
@@ -39,6 +44,27 @@ export class PostgresDatabase implements Database {
     this.#pool.on("error", (error) => {
       options.onIdleError?.(error);
     });
+    this.#onNoticeError = options.onNoticeError ?? (() => undefined);
+  }
+
+  announceDeliveriesQueued(): void {
+    if (this.#notifying) {
+      this.#noticeWanted = true;
+      return;
+    }
+    this.#notifying = true;
+    this.#noticeWanted = false;
+    this.#pool
+      .query(`NOTIFY ${deliveriesChannel}`)
+      .catch((error: unknown) => {
+        this.#onNoticeError(toError(error));
+      })
+      .finally(() => {
+        this.#notifying = false;
+        // Deliveries committed while that NOTIFY was on its way need one of their own: the
+        // workers may have claimed before those commits.
+        if (this.#noticeWanted) this.announceDeliveriesQueued();
+      });
   }
 
   async query<R extends Row = Row>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {

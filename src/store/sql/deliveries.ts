@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type {
+  AttemptRecord,
   AttemptReport,
   ClaimedDelivery,
   DeliveryStatus,
@@ -7,7 +8,7 @@ import type {
   LastDelivery,
 } from "../../interfaces.ts";
 import type { Database, SqlExecutor, SqlValue } from "../database.ts";
-import { toBoolean, toNullableDate } from "./rows.ts";
+import { toBoolean, toNullableDate, valuesRows } from "./rows.ts";
 
 interface ClaimedRow extends Record<string, unknown> {
   seq: number | string;
@@ -83,45 +84,106 @@ function toClaimedDelivery(row: ClaimedRow, lease: string): ClaimedDelivery {
   };
 }
 
-/** Call inside a transaction. Only the claim that holds the lease may report. */
-export async function finishAttempt(
+/** A worker's report on one claimed delivery. */
+export interface FinishedAttempt {
+  readonly lease: string;
+  readonly seq: number;
+  readonly report: AttemptReport;
+}
+
+const resultColumns = ["BIGINT", "TEXT", "TEXT", "BIGINT", "TEXT", "INTEGER", "BIGINT", "INTEGER"];
+
+/**
+ * Records a batch of reports: call inside a transaction. Only the claim that holds a
+ * delivery's lease may report on it; returns, per report in order, whether it was recorded.
+ * Two statements whatever the batch's size: one UPDATE of every delivery from a VALUES list,
+ * one INSERT of the attempts made. A delivery reported twice in one batch (by an expired
+ * claim and the current one) is recorded in rounds, so each report meets the row as the
+ * previous one left it.
+ */
+export async function finishAttempts(
   tx: SqlExecutor,
-  lease: string,
-  seq: number,
-  { attempt, result, error }: AttemptReport,
+  reports: readonly FinishedAttempt[],
   now: number,
-): Promise<boolean> {
-  const nextAttemptAt = result.status === "pending" ? result.nextAttemptAt.getTime() : null;
-  const values: SqlValue[] = [seq, lease, result.status, nextAttemptAt, error, now];
-  // An attempt that was made counts, and its time and status become the latest.
-  const attemptAssignments =
-    attempt === null
-      ? ""
-      : ", attempts = attempts + 1, last_attempt_at = $7, last_status_code = $8";
-  if (attempt !== null) values.push(attempt.startedAt.getTime(), attempt.statusCode);
-  const changed = await tx.execute(
-    `UPDATE deliveries SET status = $3, next_attempt_at = $4, lease_owner = NULL,
-       last_error = $5, updated_at = $6${attemptAssignments}
-     WHERE seq = $1 AND lease_owner = $2 AND status = 'pending'`,
-    values,
+): Promise<boolean[]> {
+  const recorded: boolean[] = reports.map(() => false);
+  let remaining = reports.map((_, index) => index);
+  while (remaining.length > 0) {
+    const seen = new Set<number>();
+    const round: number[] = [];
+    const later: number[] = [];
+    for (const index of remaining) {
+      const { seq } = reports[index] as FinishedAttempt;
+      (seen.has(seq) ? later : round).push(index);
+      seen.add(seq);
+    }
+    const changed = await finishRound(
+      tx,
+      round.map((index) => reports[index] as FinishedAttempt),
+      now,
+    );
+    for (const index of round)
+      recorded[index] = changed.has((reports[index] as FinishedAttempt).seq);
+    remaining = later;
+  }
+  return recorded;
+}
+
+/** One round: no delivery appears twice. Returns the seqs whose report was recorded. */
+async function finishRound(
+  tx: SqlExecutor,
+  reports: readonly FinishedAttempt[],
+  now: number,
+): Promise<Set<number>> {
+  const values = reports.flatMap(
+    ({ lease, seq, report: { attempt, result, error } }): SqlValue[] => [
+      seq,
+      lease,
+      result.status,
+      result.status === "pending" ? result.nextAttemptAt.getTime() : null,
+      error,
+      attempt === null ? 0 : 1,
+      attempt?.startedAt.getTime() ?? null,
+      attempt?.statusCode ?? null,
+    ],
   );
-  if (changed === 0) return false;
-  if (attempt !== null) {
+  // An attempt that was made counts, and its time and status become the latest.
+  const rows = await tx.query<{ seq: number | string; attempts: number | string }>(
+    `WITH r (seq, lease, status, next_attempt_at, last_error, attempted, started_at, status_code)
+       AS (VALUES ${valuesRows(reports.length, resultColumns.length, 2, resultColumns)})
+     UPDATE deliveries SET status = r.status, next_attempt_at = r.next_attempt_at,
+       lease_owner = NULL, last_error = r.last_error, updated_at = $1,
+       attempts = deliveries.attempts + r.attempted,
+       last_attempt_at = CASE WHEN r.attempted = 1 THEN r.started_at ELSE deliveries.last_attempt_at END,
+       last_status_code = CASE WHEN r.attempted = 1 THEN r.status_code ELSE deliveries.last_status_code END
+     FROM r
+     WHERE deliveries.seq = r.seq AND deliveries.lease_owner = r.lease AND deliveries.status = 'pending'
+     RETURNING deliveries.seq, deliveries.attempts`,
+    [now, ...values],
+  );
+  const attemptNumbers = new Map(rows.map((row) => [Number(row.seq), Number(row.attempts)]));
+  const made = reports.filter(
+    ({ seq, report }) => report.attempt !== null && attemptNumbers.has(seq),
+  );
+  if (made.length > 0) {
     await tx.execute(
-      `INSERT INTO delivery_attempts (delivery_seq, attempt, started_at, duration_ms, status_code, error_class)
-       SELECT seq, attempts, CAST($2 AS BIGINT), CAST($3 AS INTEGER), CAST($4 AS INTEGER),
-              CAST($5 AS TEXT)
-       FROM deliveries WHERE seq = $1`,
-      [
-        seq,
-        attempt.startedAt.getTime(),
-        Math.round(attempt.durationMs),
-        attempt.statusCode,
-        attempt.errorClass,
-      ],
+      `INSERT INTO delivery_attempts
+         (delivery_seq, attempt, started_at, duration_ms, status_code, error_class)
+       VALUES ${valuesRows(made.length, 6)}`,
+      made.flatMap(({ seq, report }): SqlValue[] => {
+        const attempt = report.attempt as AttemptRecord;
+        return [
+          seq,
+          attemptNumbers.get(seq) ?? 0,
+          attempt.startedAt.getTime(),
+          Math.round(attempt.durationMs),
+          attempt.statusCode,
+          attempt.errorClass,
+        ];
+      }),
     );
   }
-  return true;
+  return new Set(attemptNumbers.keys());
 }
 
 export async function selectNextDueAt(db: SqlExecutor): Promise<Date | null> {
