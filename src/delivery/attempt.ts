@@ -1,15 +1,16 @@
-import { SecretUnreadableError, type SecretBox } from "../crypto/secret-box.ts";
+import { SecretUnreadableError } from "../crypto/secret-box.ts";
 import { AppError } from "../errors.ts";
 import type { AttemptReport, ClaimedDelivery, Clock, Resolver } from "../interfaces.ts";
 import type { AddressPolicy } from "../net/address-policy.ts";
 import { checkDestinationUrl } from "../net/destination-url.ts";
-import { signatureHeader } from "../receiver/signature.ts";
+import { signatureHeaderWithKey } from "../receiver/signature.ts";
 import { VERSION } from "../version.ts";
 import type { HttpSender, SendOutcome } from "./http-sender.ts";
 import { parseRetryAfter, type RetrySchedule } from "./retry-schedule.ts";
+import type { SigningKeys } from "./signing-keys.ts";
 
 export interface AttemptDependencies {
-  readonly secretBox: SecretBox;
+  readonly signingKeys: SigningKeys;
   readonly resolver: Resolver;
   readonly addressPolicy: AddressPolicy;
   readonly sender: HttpSender;
@@ -85,7 +86,7 @@ async function checkSignAndSend(
     const final = error.code !== "url_unresolvable";
     return { kind: "refused", message: error.message, errorClass: error.code, final };
   }
-  const secret = dependencies.secretBox.decrypt(secretCiphertext, destination.id);
+  const key = dependencies.signingKeys.keyFor(destination.id, secretCiphertext);
   const timestamp = Math.floor(startedAt.getTime() / 1000);
   return dependencies.sender.send({
     url: new URL(destination.url),
@@ -96,7 +97,7 @@ async function checkSignAndSend(
       "content-type": "application/json",
       "user-agent": userAgent,
       "webhook-id": delivery.eventId,
-      "webhook-signature": signatureHeader(secret, timestamp, delivery.body),
+      "webhook-signature": signatureHeaderWithKey(key, timestamp, delivery.body),
     },
   });
 }

@@ -1,4 +1,4 @@
-import { createHmac } from "node:crypto";
+import { createHmac, type KeyObject } from "node:crypto";
 
 /**
  * The `v1` signature scheme, shared by the delivery engine (which signs) and receivers (which
@@ -61,4 +61,13 @@ export function signatureHeader(
   body: string | Uint8Array,
 ): string {
   return `t=${timestamp},v1=${computeSignature(secret, timestamp, body)}`;
+}
+
+/**
+ * The `Webhook-Signature` header, keyed with a signing secret already made into a key (the
+ * delivery engine keeps one per destination; see `SigningKeys`). Same scheme as above.
+ */
+export function signatureHeaderWithKey(key: KeyObject, timestamp: number, body: string): string {
+  const signature = createHmac("sha256", key).update(`${timestamp}.${body}`, "utf8").digest("hex");
+  return `t=${timestamp},v1=${signature}`;
 }
