@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
-import type { Clock, Store } from "../../src/interfaces.ts";
+import type { AttemptReport, Clock, EventType, NewEvent, Store } from "../../src/interfaces.ts";
 import { openStore } from "../../src/store/open-store.ts";
-import { testDatabaseLocation } from "../support/database.ts";
+import { queryTestDatabase, testDatabaseLocation } from "../support/database.ts";
 import { tempDir } from "../support/temp.ts";
 
 /** A clock the test moves by hand. */
@@ -39,18 +39,18 @@ describe("the delivery queue in the store", () => {
     if (!active) await store.updateDestination(workspace, id, { active: false });
     return id;
   };
-  const publish = (
-    type: "job.completed" | "job.failed" | "collection.completed",
-  ): Promise<number> => {
+  /** A new event of `type` (in the test's workspace unless told), not yet published. */
+  const newEvent = (type: EventType, workspaceId = workspace): NewEvent => {
     counter += 1;
-    return store.publishEvent({
+    return {
       id: `evt_${counter}`,
-      workspaceId: workspace,
+      workspaceId,
       type,
       body: `{"n":${counter}}`,
       createdAt: clock.now(),
-    });
+    };
   };
+  const publish = (type: EventType): Promise<number> => store.publishEvent(newEvent(type));
   /** Ends every delivery left by earlier tests, including those still under a lease. */
   const drain = async (): Promise<void> => {
     clock.advance(86_400_000);
@@ -62,6 +62,42 @@ describe("the delivery queue in the store", () => {
       });
     }
   };
+
+  /** The attempt rows of a delivery, straight from the database, in attempt order. */
+  const attemptRows = async (
+    seq: number,
+  ): Promise<{ attempt: number; status_code: number | null; error_class: string | null }[]> => {
+    const rows = await queryTestDatabase<{
+      attempt: number | string;
+      status_code: number | string | null;
+      error_class: string | null;
+    }>(
+      join(dir.path, "queue"),
+      `SELECT attempt, status_code, error_class FROM delivery_attempts
+       WHERE delivery_seq = $1 ORDER BY attempt`,
+      [seq],
+    );
+    return rows.map((row) => ({
+      attempt: Number(row.attempt),
+      status_code: row.status_code === null ? null : Number(row.status_code),
+      error_class: row.error_class,
+    }));
+  };
+  /** A report of an attempt answered `statusCode` (null: no answer), made now. */
+  const attempted = (
+    statusCode: number | null,
+    result: AttemptReport["result"],
+    error: string | null = null,
+  ): AttemptReport => ({
+    attempt: {
+      startedAt: clock.now(),
+      durationMs: 4,
+      statusCode,
+      errorClass: statusCode === null ? "timeout" : statusCode < 300 ? null : "http_status",
+    },
+    result,
+    error,
+  });
 
   before(async () => {
     dir = await tempDir();
@@ -264,4 +300,211 @@ describe("the delivery queue in the store", () => {
     assert.equal(await store.pruneAttempts(clock.now()), 0);
     assert.equal(await store.pruneAttempts(new Date(clock.now().getTime() + 1)), 1);
   });
+
+  it("answers publishes made at once each with its own count, and queues them in publish order", async () => {
+    const everything = await destination(["*"]);
+    const failedA = await destination(["job.failed"]);
+    const failedB = await destination(["job.failed"]);
+    const completed = await destination(["job.completed"]);
+    counter += 1;
+    const empty = (await store.createWorkspace({ id: `ws_${counter}`, name: "empty" })).id;
+    const events = [
+      newEvent("job.failed"), // everything, failedA, failedB
+      newEvent("collection.completed"), // everything
+      newEvent("job.failed", empty), // no destination in that workspace
+      newEvent("job.completed"), // everything, completed
+    ];
+    // All started in one turn: one batch.
+    const counts = await Promise.all(events.map((event) => store.publishEvent(event)));
+    assert.deepEqual(counts, [3, 1, 0, 2]);
+
+    const claimed = await store.claimDueDeliveries("w1", 100, 1000);
+    const bySeq = [...claimed].sort((a, b) => a.seq - b.seq);
+    const [first, second, , fourth] = events.map((event) => event.id);
+    assert.deepEqual(
+      bySeq.map((item) => [item.eventId, item.destination.id]),
+      [
+        [first, everything],
+        [first, failedA],
+        [first, failedB],
+        [second, everything],
+        [fourth, everything],
+        [fourth, completed],
+      ],
+      "seqs run in publish order, then destination order",
+    );
+    for (const item of claimed) {
+      const event = events.find((candidate) => candidate.id === item.eventId);
+      assert.equal(item.eventType, event?.type);
+      assert.equal(item.body, event?.body);
+    }
+  });
+
+  it("records results reported at once for different deliveries, each with its attempt", async () => {
+    const ids = [
+      await destination(["*"]),
+      await destination(["*"]),
+      await destination(["*"]),
+      await destination(["*"]),
+    ];
+    await publish("job.completed");
+    const claimed = await store.claimDueDeliveries("w1", 10, 1000);
+    assert.equal(claimed.length, 4);
+    const [retried, delivered, abandoned, timedOut] = ids.map((id) =>
+      claimed.find((item) => item.destination.id === id),
+    );
+    assert.ok(retried && delivered && abandoned && timedOut);
+    const firstAt = clock.now();
+    const retryAt = new Date(firstAt.getTime() + 1000);
+    /** What last_delivery shows of a destination, minus the fields fixed by the test. */
+    const last = async (id: string) => {
+      const found = await store.getLastDelivery(workspace, id);
+      assert.ok(found);
+      const { status, attempts, lastAttemptAt, lastStatusCode, lastError } = found;
+      return { status, attempts, lastAttemptAt, lastStatusCode, lastError };
+    };
+
+    // Started in one turn: one batch, with and without attempts, of every outcome.
+    const results = await Promise.all([
+      store.finishAttempt(
+        retried.lease,
+        retried.seq,
+        attempted(503, { status: "pending", nextAttemptAt: retryAt }, "the receiver answered 503"),
+      ),
+      store.finishAttempt(delivered.lease, delivered.seq, attempted(200, { status: "delivered" })),
+      store.finishAttempt(abandoned.lease, abandoned.seq, {
+        attempt: null,
+        result: { status: "failed" },
+        error: "the destination was deleted before delivery",
+      }),
+      store.finishAttempt(
+        timedOut.lease,
+        timedOut.seq,
+        attempted(null, { status: "pending", nextAttemptAt: retryAt }, "timed out"),
+      ),
+    ]);
+    assert.deepEqual(results, [true, true, true, true]);
+    assert.deepEqual(await last(retried.destination.id), {
+      status: "pending",
+      attempts: 1,
+      lastAttemptAt: firstAt,
+      lastStatusCode: 503,
+      lastError: "the receiver answered 503",
+    });
+    assert.deepEqual(await last(delivered.destination.id), {
+      status: "delivered",
+      attempts: 1,
+      lastAttemptAt: firstAt,
+      lastStatusCode: 200,
+      lastError: null,
+    });
+    assert.deepEqual(await last(abandoned.destination.id), {
+      status: "failed",
+      attempts: 0,
+      lastAttemptAt: null,
+      lastStatusCode: null,
+      lastError: "the destination was deleted before delivery",
+    });
+    assert.deepEqual(await last(timedOut.destination.id), {
+      status: "pending",
+      attempts: 1,
+      lastAttemptAt: firstAt,
+      lastStatusCode: null,
+      lastError: "timed out",
+    });
+
+    // The two retried come due again and are reported in one batch: one ends without an
+    // attempt (its last attempt's time and status stay), the other makes its second attempt.
+    clock.advance(1000);
+    const secondAt = clock.now();
+    const again = await store.claimDueDeliveries("w2", 10, 1000);
+    assert.deepEqual(
+      again.map((item) => item.seq).sort((a, b) => a - b),
+      [retried.seq, timedOut.seq].sort((a, b) => a - b),
+    );
+    assert.ok(again.every((item) => item.attempts === 1));
+    const lease = (seq: number): string => again.find((item) => item.seq === seq)?.lease ?? "";
+    assert.deepEqual(
+      await Promise.all([
+        store.finishAttempt(
+          lease(timedOut.seq),
+          timedOut.seq,
+          attempted(500, { status: "failed" }, "retries exhausted"),
+        ),
+        store.finishAttempt(lease(retried.seq), retried.seq, {
+          attempt: null,
+          result: { status: "failed" },
+          error: "the destination was deactivated before delivery",
+        }),
+      ]),
+      [true, true],
+    );
+    assert.deepEqual(await last(retried.destination.id), {
+      status: "failed",
+      attempts: 1,
+      lastAttemptAt: firstAt,
+      lastStatusCode: 503,
+      lastError: "the destination was deactivated before delivery",
+    });
+    assert.deepEqual(await last(timedOut.destination.id), {
+      status: "failed",
+      attempts: 2,
+      lastAttemptAt: secondAt,
+      lastStatusCode: 500,
+      lastError: "retries exhausted",
+    });
+
+    assert.deepEqual(await attemptRows(retried.seq), [
+      { attempt: 1, status_code: 503, error_class: "http_status" },
+    ]);
+    assert.deepEqual(await attemptRows(delivered.seq), [
+      { attempt: 1, status_code: 200, error_class: null },
+    ]);
+    assert.deepEqual(await attemptRows(abandoned.seq), [], "no attempt was made");
+    assert.deepEqual(await attemptRows(timedOut.seq), [
+      { attempt: 1, status_code: null, error_class: "timeout" },
+      { attempt: 2, status_code: 500, error_class: "http_status" },
+    ]);
+  });
+
+  for (const staleFirst of [true, false]) {
+    it(`records only the current claim's report when an expired claim reports in the same batch (${staleFirst ? "stale" : "current"} first)`, async () => {
+      const id = await destination(["*"]);
+      await publish("job.completed");
+      const [expired] = await store.claimDueDeliveries("w1", 10, 5000);
+      assert.ok(expired);
+      clock.advance(5001);
+      const [current] = await store.claimDueDeliveries("w2", 10, 5000);
+      assert.equal(current?.seq, expired.seq);
+
+      // Both started before either is awaited: one batch.
+      const staleReport = () =>
+        store.finishAttempt(
+          expired.lease,
+          expired.seq,
+          attempted(500, { status: "failed" }, "the overrun attempt"),
+        );
+      const currentReport = () =>
+        store.finishAttempt(current.lease, current.seq, attempted(200, { status: "delivered" }));
+      let stale: Promise<boolean>;
+      let fresh: Promise<boolean>;
+      if (staleFirst) {
+        stale = staleReport();
+        fresh = currentReport();
+      } else {
+        fresh = currentReport();
+        stale = staleReport();
+      }
+      assert.deepEqual(await Promise.all([stale, fresh]), [false, true]);
+
+      const last = await store.getLastDelivery(workspace, id);
+      assert.equal(last?.status, "delivered");
+      assert.equal(last.attempts, 1, "the stale attempt is not counted");
+      assert.equal(last.lastStatusCode, 200);
+      assert.equal(last.lastError, null);
+      assert.deepEqual(await attemptRows(current.seq), [
+        { attempt: 1, status_code: 200, error_class: null },
+      ]);
+    });
+  }
 });
