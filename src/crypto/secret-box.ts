@@ -33,15 +33,18 @@ export class SecretBox {
     return [version, ...parts].join(":");
   }
 
+  /** Throws `SecretUnreadableError` for any value it cannot open: malformed, altered, or sealed elsewhere. */
   decrypt(sealed: string, context: string): string {
-    const [format, iv, tag, ciphertext] = sealed.split(":");
-    if (format !== version || iv === undefined || tag === undefined || ciphertext === undefined) {
-      throw new Error("Unrecognised ciphertext format");
-    }
-    const decipher = createDecipheriv(algorithm, this.#key, Buffer.from(iv, "base64url"));
-    decipher.setAAD(Buffer.from(context, "utf8"));
-    decipher.setAuthTag(Buffer.from(tag, "base64url"));
     try {
+      const [format, iv, tag, ciphertext] = sealed.split(":");
+      if (format !== version || iv === undefined || tag === undefined || ciphertext === undefined) {
+        throw new Error("Unrecognised ciphertext format");
+      }
+      const decipher = createDecipheriv(algorithm, this.#key, Buffer.from(iv, "base64url"), {
+        authTagLength: 16,
+      });
+      decipher.setAAD(Buffer.from(context, "utf8"));
+      decipher.setAuthTag(Buffer.from(tag, "base64url"));
       return Buffer.concat([
         decipher.update(Buffer.from(ciphertext, "base64url")),
         decipher.final(),
