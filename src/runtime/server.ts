@@ -2,21 +2,16 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { buildApi } from "../api/app.ts";
 import { buildProbeApi } from "../api/probes.ts";
-import { databaseLocation, resolveTable, type ServerConfig } from "../config/server-config.ts";
+import { databaseLocation, type ServerConfig } from "../config/server-config.ts";
 import { loadEncryptionKey } from "../crypto/encryption-key.ts";
 import { SecretBox } from "../crypto/secret-box.ts";
-import { HttpSender } from "../delivery/http-sender.ts";
-import { RetrySchedule } from "../delivery/retry-schedule.ts";
-import { SigningKeys } from "../delivery/signing-keys.ts";
 import { InProcessWakeUps, type WakeUpSource } from "../delivery/wake-ups.ts";
-import { DeliveryWorker } from "../delivery/worker.ts";
 import { AppError } from "../errors.ts";
 import type { Clock, Resolver, Store } from "../interfaces.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
-import { systemResolver, tableResolver, withTimeout } from "../net/resolver.ts";
 import { isPostgresUrl, openStore, redactDatabase } from "../store/open-store.ts";
 import { PostgresWakeUps } from "../store/postgres/deliveries-listener.ts";
-import { startMaintenance } from "./maintenance.ts";
+import { serverResolver, startDelivery } from "./delivery.ts";
 
 export interface RunningServer {
   /** The base URL the API listens on, e.g. http://127.0.0.1:8787. */
@@ -24,17 +19,6 @@ export interface RunningServer {
   /** Stops taking requests, finishes those in flight, closes the database. */
   close(): Promise<void>;
 }
-
-/** How soon an idle worker looks for work that another process queued, when nothing says so. */
-const idlePollMs = 1000;
-/** While PostgreSQL's LISTEN announces new work, polling is only a safety net. */
-const listeningIdlePollMs = 5000;
-
-/**
- * The longest a host name may take to resolve, at registration or before an attempt; well
- * inside the idempotency lock (60 s) and the default lease (60 s).
- */
-const resolveTimeoutMs = 5000;
 
 /** The seams the server runs with; tests pass their own clock or resolver. */
 export interface ServerSeams {
@@ -60,66 +44,39 @@ export async function startServer(
 ): Promise<RunningServer> {
   const { logger, clock } = seams;
   const location = databaseLocation(config);
+  const postgres = isPostgresUrl(location);
   const store: Store = await openStore(location, clock, {
     poolSize: config.databasePoolSize,
     onConnectionError: (error) => {
       logger.warn({ err: error }, "an idle database connection broke; the pool replaces it");
     },
+    checkpoints: "background",
+    onCheckpointError: (error) => {
+      logger.warn({ err: error }, "a background WAL checkpoint failed; the next one tries again");
+    },
     onNoticeError: (error) => {
       logger.warn({ err: error }, "could not announce queued deliveries; workers will poll");
     },
   });
-  const resolver = withTimeout(
-    seams.resolver ?? tableResolver(resolveTable(config), systemResolver),
-    resolveTimeoutMs,
-  );
-  const addressPolicy = new AddressPolicy(config.allowPrivateNetworks);
-  const sender = new HttpSender({ connectionsPerOrigin: 16, timeoutMs: config.deliveryTimeout });
-  const wakeUps: WakeUpSource = isPostgresUrl(location)
-    ? new PostgresWakeUps(location, logger)
-    : new InProcessWakeUps();
-  // Stopped last first: API (no new events), worker (attempts in flight finish), the rest.
-  const started: Stoppable[] = [
-    { stop: () => store.close() },
-    { stop: () => sender.close() },
-    wakeUps,
-  ];
+  const resolver = serverResolver(config, seams.resolver);
+  // Stopped last first: API (no new events), deliveries (attempts in flight finish), store.
+  const started: Stoppable[] = [{ stop: () => store.close() }];
   const stopAll = async (): Promise<void> => {
     for (const part of [...started].reverse()) await part.stop();
   };
   let app: FastifyInstance;
+  let onEventPublished = (): void => undefined;
   try {
     const secretBox = new SecretBox(await loadEncryptionKey(config.encryptionKey, config.dataDir));
     if (config.role !== "api") {
-      const worker = new DeliveryWorker(
-        store,
-        {
-          signingKeys: new SigningKeys(secretBox),
-          resolver,
-          addressPolicy,
-          sender,
-          clock,
-          schedule: new RetrySchedule(config.retrySchedule),
-          timeoutMs: config.deliveryTimeout,
-        },
-        logger,
-        {
-          concurrency: config.deliveryConcurrency,
-          leaseMs: config.deliveryLease,
-          idlePollMs: () => (wakeUps.hearsOtherProcesses ? listeningIdlePollMs : idlePollMs),
-        },
-      );
-      wakeUps.start(() => {
-        worker.wake();
-      });
-      worker.start();
-      started.push(
-        startMaintenance(store, clock, logger, {
-          attemptRetentionMs: config.attemptRetention,
-          eventRetentionMs: config.eventRetention,
-        }),
-        worker,
-      );
+      const wakeUps: WakeUpSource = postgres
+        ? new PostgresWakeUps(location, logger)
+        : new InProcessWakeUps();
+      started.push(wakeUps);
+      started.push(startDelivery(config, { store, clock, logger, resolver, secretBox, wakeUps }));
+      onEventPublished = () => {
+        wakeUps.eventPublished();
+      };
     }
     app =
       config.role === "worker"
@@ -131,10 +88,8 @@ export async function startServer(
               clock,
               sessionTtlMs: config.sessionTtl,
               resolver,
-              addressPolicy,
-              onEventPublished: () => {
-                wakeUps.eventPublished();
-              },
+              addressPolicy: new AddressPolicy(config.allowPrivateNetworks),
+              onEventPublished,
             },
             logger,
           );

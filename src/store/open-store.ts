@@ -18,6 +18,10 @@ export interface OpenStoreOptions {
   readonly onConnectionError?: (error: Error) => void;
   /** PostgreSQL: told when the NOTIFY that wakes workers failed (they poll meanwhile). */
   readonly onNoticeError?: (error: Error) => void;
+  /** SQLite: who checkpoints the WAL (see `SqliteOptions`); default `automatic`. */
+  readonly checkpoints?: "automatic" | "background";
+  /** SQLite: told when a background checkpoint failed (the next one tries again). */
+  readonly onCheckpointError?: (error: Error) => void;
 }
 
 /** The engine behind `database`, not yet migrated. */
@@ -28,7 +32,10 @@ export function openDatabase(database: string, options: OpenStoreOptions = {}): 
         onIdleError: options.onConnectionError,
         onNoticeError: options.onNoticeError,
       })
-    : new SqliteDatabase(database);
+    : new SqliteDatabase(database, {
+        checkpoints: options.checkpoints,
+        onCheckpointError: options.onCheckpointError,
+      });
 }
 
 /** Opens the database, brings its schema up to date, and returns the store over it. */

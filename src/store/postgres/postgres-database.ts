@@ -69,7 +69,7 @@ export class PostgresDatabase implements Database {
 
   async query<R extends Row = Row>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
     try {
-      return (await this.#pool.query<R>(sql, params as SqlValue[])).rows;
+      return (await this.#pool.query<R>(prepared(sql, params))).rows;
     } catch (error) {
       throw asUnavailable(error);
     }
@@ -77,7 +77,7 @@ export class PostgresDatabase implements Database {
 
   async execute(sql: string, params: readonly SqlValue[] = []): Promise<number> {
     try {
-      return (await this.#pool.query(sql, params as SqlValue[])).rowCount ?? 0;
+      return (await this.#pool.query(prepared(sql, params))).rowCount ?? 0;
     } catch (error) {
       throw asUnavailable(error);
     }
@@ -167,12 +167,33 @@ export class PostgresDatabase implements Database {
   }
 }
 
+/** Statement names by SQL text: the same text always gets the same name. */
+const statementNames = new Map<string, string>();
+/** Texts beyond this many run unnamed (parsed each time) rather than grow every connection. */
+const maxNamedStatements = 2000;
+
+/**
+ * A statement with parameters runs as a named prepared statement: each connection parses and
+ * plans it once, then only binds and executes (the driver keeps the names per connection).
+ * The store's SQL is a fixed set of texts (batches add one text per batch size), so the names
+ * stay few. Statements without parameters (BEGIN, COMMIT, NOTIFY) gain nothing from it.
+ */
+function prepared(sql: string, params: readonly SqlValue[]): pg.QueryConfig<SqlValue[]> {
+  const values = params as SqlValue[];
+  if (values.length === 0) return { text: sql };
+  let name = statementNames.get(sql);
+  if (name === undefined && statementNames.size < maxNamedStatements) {
+    name = `svc_${statementNames.size + 1}`;
+    statementNames.set(sql, name);
+  }
+  return name === undefined ? { text: sql, values } : { name, text: sql, values };
+}
+
 function clientExecutor(client: pg.PoolClient): SqlExecutor {
   return {
     query: async <R extends Row = Row>(sql: string, params: readonly SqlValue[] = []) =>
-      (await client.query<R>(sql, params as SqlValue[])).rows,
-    execute: async (sql, params = []) =>
-      (await client.query(sql, params as SqlValue[])).rowCount ?? 0,
+      (await client.query<R>(prepared(sql, params))).rows,
+    execute: async (sql, params = []) => (await client.query(prepared(sql, params))).rowCount ?? 0,
   };
 }
 

@@ -3,6 +3,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import type { Database, Row, SqlExecutor, SqlValue } from "../database.ts";
+import { BackgroundCheckpointer } from "./checkpointer.ts";
 
 /** SQLite numbers its parameters `?1`, `?2`…; the store writes `$1`, `$2`… as PostgreSQL does. */
 function toSqlitePlaceholders(sql: string): string {
@@ -12,6 +13,19 @@ function toSqlitePlaceholders(sql: string): string {
 function toSqliteValue(value: SqlValue): SQLInputValue {
   return typeof value === "boolean" ? Number(value) : value;
 }
+
+export interface SqliteOptions {
+  /**
+   * Who checkpoints the WAL: SQLite inside COMMITs (`automatic`, the default, for short-lived
+   * commands) or a thread of this database's own (`background`, for the server; see
+   * `BackgroundCheckpointer`).
+   */
+  readonly checkpoints?: "automatic" | "background";
+  readonly onCheckpointError?: (error: Error) => void;
+}
+
+/** Statements that cannot write, and need not wait for the disk. */
+const readOnly = /^\s*SELECT\b/i;
 
 /** A transaction waiting for its turn in a batch. */
 interface QueuedTransaction {
@@ -46,8 +60,9 @@ export class SqliteDatabase implements Database {
   /** The fsync under way, and the one that waits to start after it. */
   #syncing: Promise<void> | null = null;
   #nextSync: Promise<void> | null = null;
+  #checkpointer: BackgroundCheckpointer | null = null;
 
-  constructor(path: string) {
+  constructor(path: string, options: SqliteOptions = {}) {
     // The data directory holds the database and the encryption key: its owner's alone.
     if (path !== ":memory:") {
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -68,6 +83,12 @@ export class SqliteDatabase implements Database {
       PRAGMA foreign_keys = ON;
       PRAGMA busy_timeout = 5000;
     `);
+    if (options.checkpoints === "background" && path !== ":memory:") {
+      this.#db.exec("PRAGMA wal_autocheckpoint = 0");
+      this.#checkpointer = new BackgroundCheckpointer(path, (message) => {
+        options.onCheckpointError?.(new Error(message));
+      });
+    }
     this.#direct = {
       query: (sql, params) => Promise.resolve(this.#all(sql, params)),
       execute: (sql, params) => Promise.resolve(this.#run(sql, params)),
@@ -95,14 +116,29 @@ export class SqliteDatabase implements Database {
   // none is open: an `await` between the two would let a batch BEGIN in the gap, and the
   // statement would silently join (and could be rolled back with) that batch.
 
+  // A statement outside a transaction commits by itself. One that may have written is
+  // answered only once it is durable (`#durable`), as a transaction's callers are.
+
   async query<R extends Row = Row>(sql: string, params?: readonly SqlValue[]): Promise<R[]> {
-    while (this.#inTransaction) await this.#transactionDone;
-    return this.#all<R>(sql, params);
+    if (readOnly.test(sql)) {
+      while (this.#inTransaction) await this.#transactionDone;
+      return this.#all<R>(sql, params);
+    }
+    const rows = await this.#writing(() => this.#all<R>(sql, params));
+    await this.#durable();
+    return rows;
   }
 
   async execute(sql: string, params?: readonly SqlValue[]): Promise<number> {
+    const changes = await this.#writing(() => this.#run(sql, params));
+    if (changes > 0) await this.#durable();
+    return changes;
+  }
+
+  /** Runs a write outside a transaction, in the same synchronous step as the check. */
+  async #writing<T>(write: () => T): Promise<T> {
     while (this.#inTransaction) await this.#transactionDone;
-    return this.#run(sql, params);
+    return write();
   }
 
   /**
@@ -230,8 +266,10 @@ export class SqliteDatabase implements Database {
   }
 
   async executeScript(sql: string): Promise<void> {
-    while (this.#inTransaction) await this.#transactionDone;
-    this.#db.exec(sql);
+    await this.#writing(() => {
+      this.#db.exec(sql);
+    });
+    await this.#durable();
   }
 
   announceDeliveriesQueued(): void {
@@ -248,6 +286,7 @@ export class SqliteDatabase implements Database {
     await this.#nextSync?.catch(() => undefined);
     await this.#syncing?.catch(() => undefined);
     this.#statements.clear();
+    await this.#checkpointer?.stop();
     this.#db.close();
     await (await this.#wal?.catch(() => null))?.close();
   }

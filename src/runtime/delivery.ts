@@ -1,0 +1,87 @@
+import type { FastifyBaseLogger } from "fastify";
+import { resolveTable, type ServerConfig } from "../config/server-config.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import { HttpSender } from "../delivery/http-sender.ts";
+import { RetrySchedule } from "../delivery/retry-schedule.ts";
+import { SigningKeys } from "../delivery/signing-keys.ts";
+import type { WakeUpSource } from "../delivery/wake-ups.ts";
+import { DeliveryWorker } from "../delivery/worker.ts";
+import type { Clock, Resolver, Store } from "../interfaces.ts";
+import { AddressPolicy } from "../net/address-policy.ts";
+import { systemResolver, tableResolver, withTimeout } from "../net/resolver.ts";
+import { startMaintenance } from "./maintenance.ts";
+
+/** How soon an idle worker looks for work that another process queued, when nothing says so. */
+const idlePollMs = 1000;
+/** While PostgreSQL's LISTEN announces new work, polling is only a safety net. */
+const listeningIdlePollMs = 5000;
+
+/**
+ * The longest a host name may take to resolve, at registration or before an attempt; well
+ * inside the idempotency lock (60 s) and the default lease (60 s).
+ */
+const resolveTimeoutMs = 5000;
+
+/** The configuration's `resolve` table, then the system resolver (or `override`), bounded. */
+export function serverResolver(config: ServerConfig, override?: Resolver): Resolver {
+  return withTimeout(
+    override ?? tableResolver(resolveTable(config), systemResolver),
+    resolveTimeoutMs,
+  );
+}
+
+export interface DeliveryParts {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly logger: FastifyBaseLogger;
+  /** Already bounded by the resolve timeout. */
+  readonly resolver: Resolver;
+  readonly secretBox: SecretBox;
+  /** Started here, with the worker's wake-up; stopped by the caller. */
+  readonly wakeUps: WakeUpSource;
+}
+
+/**
+ * The delivery side of a server (`--role all` or `worker`): the worker, its HTTP sender and
+ * the hourly maintenance, on the store given. `stop` lets the attempts in flight finish.
+ */
+export function startDelivery(
+  config: ServerConfig,
+  parts: DeliveryParts,
+): { stop(): Promise<void> } {
+  const { store, clock, logger, wakeUps } = parts;
+  const sender = new HttpSender({ connectionsPerOrigin: 16, timeoutMs: config.deliveryTimeout });
+  const worker = new DeliveryWorker(
+    store,
+    {
+      signingKeys: new SigningKeys(parts.secretBox),
+      resolver: parts.resolver,
+      addressPolicy: new AddressPolicy(config.allowPrivateNetworks),
+      sender,
+      clock,
+      schedule: new RetrySchedule(config.retrySchedule),
+      timeoutMs: config.deliveryTimeout,
+    },
+    logger,
+    {
+      concurrency: config.deliveryConcurrency,
+      leaseMs: config.deliveryLease,
+      idlePollMs: () => (wakeUps.hearsOtherProcesses ? listeningIdlePollMs : idlePollMs),
+    },
+  );
+  wakeUps.start(() => {
+    worker.wake();
+  });
+  worker.start();
+  const maintenance = startMaintenance(store, clock, logger, {
+    attemptRetentionMs: config.attemptRetention,
+    eventRetentionMs: config.eventRetention,
+  });
+  return {
+    async stop() {
+      await maintenance.stop();
+      await worker.stop();
+      await sender.close();
+    },
+  };
+}
