@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { SqliteDatabase } from "../../src/store/sqlite/sqlite-database.ts";
@@ -119,5 +120,51 @@ describe("SqliteDatabase", () => {
     } finally {
       await fresh.close();
     }
+  });
+
+  describe("WAL checkpoints", () => {
+    /** Writes about 1 MiB: well under the 1,000 pages (~4 MiB) of SQLite's automatic checkpoint. */
+    const fill = async (target: SqliteDatabase): Promise<void> => {
+      await target.executeScript("CREATE TABLE blobs (n INTEGER PRIMARY KEY, data TEXT)");
+      await target.transaction(async (tx) => {
+        for (let n = 0; n < 64; n += 1) {
+          await tx.execute("INSERT INTO blobs (n, data) VALUES ($1, $2)", [n, "x".repeat(16_384)]);
+        }
+      });
+    };
+    const sizeOf = async (path: string): Promise<number> => (await stat(path)).size;
+
+    it("background: a thread copies the WAL into the database file soon, off the event loop", async () => {
+      const path = join(dir.path, "background.db");
+      const background = new SqliteDatabase(path, { checkpoints: "background" });
+      try {
+        await fill(background);
+        assert.ok((await sizeOf(`${path}-wal`)) > 1_000_000, "the change is in the WAL");
+        const deadline = Date.now() + 5000;
+        while ((await sizeOf(path)) < 1_000_000 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        assert.ok((await sizeOf(path)) > 1_000_000, "the WAL was checkpointed into the file");
+        // And it is all there, read back through the connection that wrote it.
+        const [row] = await background.query<{ count: number }>(
+          "SELECT COUNT(*) AS count FROM blobs",
+        );
+        assert.equal(row?.count, 64);
+      } finally {
+        await background.close(); // ends the thread: the test process could not exit otherwise
+      }
+    });
+
+    it("automatic: nothing is checkpointed before SQLite's threshold", async () => {
+      const path = join(dir.path, "automatic.db");
+      const automatic = new SqliteDatabase(path);
+      try {
+        await fill(automatic);
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        assert.ok((await sizeOf(path)) < 1_000_000, "still only in the WAL");
+      } finally {
+        await automatic.close();
+      }
+    });
   });
 });
