@@ -16,6 +16,15 @@ export interface SqlExecutor {
 
 export type Dialect = "sqlite" | "postgres";
 
+export interface TransactionOptions {
+  /**
+   * False for a transaction whose own changes need not survive a crash, such as a claim (a
+   * lost claim is simply due again). It is still answered only once everything it could have
+   * read is durable. SQLite then skips waiting for its own fsync; PostgreSQL ignores it.
+   */
+  readonly durable?: boolean;
+}
+
 export interface Database extends SqlExecutor {
   readonly dialect: Dialect;
   /**
@@ -42,7 +51,7 @@ export interface Database extends SqlExecutor {
    * PostgreSQL runs them concurrently at READ COMMITTED), so SQL that must exclude a
    * concurrent writer says so itself: `rowLockClause`, `claimLockClause`, `ON CONFLICT`.
    */
-  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Runs a script of several statements (migrations). */
   executeScript(sql: string): Promise<void>;
   /**

@@ -38,32 +38,36 @@ export async function claimDueDeliveries(
   now: number,
   leaseMs: number,
 ): Promise<ClaimedDelivery[]> {
-  return db.transaction(async (tx) => {
-    const lease = `${owner}:${randomBytes(8).toString("hex")}`;
-    const claimed = await tx.query<{ seq: number | string }>(
-      `WITH due AS (SELECT seq FROM deliveries
+  // Not durable: a claim lost in a crash is simply due again, as an abandoned one is.
+  return db.transaction(
+    async (tx) => {
+      const lease = `${owner}:${randomBytes(8).toString("hex")}`;
+      const claimed = await tx.query<{ seq: number | string }>(
+        `WITH due AS (SELECT seq FROM deliveries
                     WHERE status = 'pending' AND next_attempt_at <= $3
                     ORDER BY next_attempt_at LIMIT $4 ${db.claimLockClause})
        UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
        FROM due WHERE deliveries.seq = due.seq
        RETURNING deliveries.seq`,
-      [now + leaseMs, lease, now, limit],
-    );
-    if (claimed.length === 0) return [];
-    const seqs = claimed.map((row) => Number(row.seq));
-    const placeholders = seqs.map((_, index) => `$${index + 1}`).join(", ");
-    const rows = await tx.query<ClaimedRow>(
-      `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, e.body,
+        [now + leaseMs, lease, now, limit],
+      );
+      if (claimed.length === 0) return [];
+      const seqs = claimed.map((row) => Number(row.seq));
+      const placeholders = seqs.map((_, index) => `$${index + 1}`).join(", ");
+      const rows = await tx.query<ClaimedRow>(
+        `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, e.body,
               d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext
        FROM deliveries dl
        JOIN events e ON e.id = dl.event_id
        JOIN destinations d ON d.id = dl.destination_id
        WHERE dl.seq IN (${placeholders})
        ORDER BY dl.seq`,
-      seqs,
-    );
-    return rows.map((row) => toClaimedDelivery(row, lease));
-  });
+        seqs,
+      );
+      return rows.map((row) => toClaimedDelivery(row, lease));
+    },
+    { durable: false },
+  );
 }
 
 function toClaimedDelivery(row: ClaimedRow, lease: string): ClaimedDelivery {

@@ -2,7 +2,7 @@ import { closeSync, constants, mkdirSync, openSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
-import type { Database, Row, SqlExecutor, SqlValue } from "../database.ts";
+import type { Database, Row, SqlExecutor, SqlValue, TransactionOptions } from "../database.ts";
 import { BackgroundCheckpointer } from "./checkpointer.ts";
 
 /** SQLite numbers its parameters `?1`, `?2`…; the store writes `$1`, `$2`… as PostgreSQL does. */
@@ -30,6 +30,8 @@ const readOnly = /^\s*SELECT\b/i;
 /** A transaction waiting for its turn in a batch. */
 interface QueuedTransaction {
   readonly work: (tx: SqlExecutor) => Promise<unknown>;
+  /** False for a transaction whose own changes need not survive a crash (a claim). */
+  readonly durable: boolean;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -57,8 +59,11 @@ export class SqliteDatabase implements Database {
   /** The WAL file, which every commit appends to; null for an in-memory database. */
   readonly #walPath: string | null;
   #wal: Promise<FileHandle> | null = null;
-  /** The fsync under way, and the one that waits to start after it. */
-  #syncing: Promise<void> | null = null;
+  /** Commits so far (batches and writes outside them), and how many an fsync made durable. */
+  #committed = 0;
+  #synced = 0;
+  /** The fsync under way (it makes commits up to `upTo` durable), and the one after it. */
+  #syncing: { readonly upTo: number; readonly done: Promise<void> } | null = null;
   #nextSync: Promise<void> | null = null;
   #checkpointer: BackgroundCheckpointer | null = null;
 
@@ -74,7 +79,7 @@ export class SqliteDatabase implements Database {
     this.#db = new DatabaseSync(path);
     // WAL lets readers run beside the writer (and beside operator commands in another
     // process). synchronous=NORMAL: SQLite syncs the WAL at checkpoints (so the file is never
-    // corrupted) but not at each COMMIT; `#durable` makes each commit durable before anyone
+    // corrupted) but not at each COMMIT; `#durableUpTo` makes each commit durable before anyone
     // is told it happened, by an fsync of the WAL off the event loop (decision 18).
     this.#walPath = path === ":memory:" ? null : `${path}-wal`;
     this.#db.exec(`
@@ -117,7 +122,7 @@ export class SqliteDatabase implements Database {
   // statement would silently join (and could be rolled back with) that batch.
 
   // A statement outside a transaction commits by itself. One that may have written is
-  // answered only once it is durable (`#durable`), as a transaction's callers are.
+  // answered only once it is durable (`#durableUpTo`), as a transaction's callers are.
 
   async query<R extends Row = Row>(sql: string, params?: readonly SqlValue[]): Promise<R[]> {
     if (readOnly.test(sql)) {
@@ -125,13 +130,13 @@ export class SqliteDatabase implements Database {
       return this.#all<R>(sql, params);
     }
     const rows = await this.#writing(() => this.#all<R>(sql, params));
-    await this.#durable();
+    await this.#durableUpTo(++this.#committed);
     return rows;
   }
 
   async execute(sql: string, params?: readonly SqlValue[]): Promise<number> {
     const changes = await this.#writing(() => this.#run(sql, params));
-    if (changes > 0) await this.#durable();
+    if (changes > 0) await this.#durableUpTo(++this.#committed);
     return changes;
   }
 
@@ -148,10 +153,14 @@ export class SqliteDatabase implements Database {
    * together, so many concurrent changes share one fsync. Each caller's promise settles only
    * after the COMMIT that made its change durable (or failed).
    */
-  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+  transaction<T>(
+    work: (tx: SqlExecutor) => Promise<T>,
+    options: TransactionOptions = {},
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queued.push({
         work,
+        durable: options.durable ?? true,
         resolve: resolve as (value: unknown) => void,
         reject,
       });
@@ -173,89 +182,98 @@ export class SqliteDatabase implements Database {
   /**
    * Runs a batch and COMMITs it, then lets the next batch run while this one's commit is made
    * durable: its callers are answered only once an fsync of the WAL that began after the
-   * COMMIT has finished. A caller that read something (a claim) is answered after the
-   * writes it read are durable too, since they precede its COMMIT in the WAL.
+   * COMMIT has finished. A transaction that need not be durable itself (a claim) still waits
+   * until everything it could have read is durable: the commits before this one, and this
+   * one's if a durable transaction ran before it in the batch. So nothing is ever acted on
+   * (a notification sent) that a crash could take back.
    */
   async #commitBatch(batch: readonly QueuedTransaction[]): Promise<void> {
     let release!: () => void;
     this.#transactionDone = new Promise((resolve) => (release = resolve));
     this.#inTransaction = true;
-    const outcomes: (() => void)[] = [];
-    let committed = false;
+    /** Each unit's answer, and whether it must wait for this COMMIT's own fsync. */
+    const outcomes: {
+      unit: QueuedTransaction;
+      settle: () => void;
+      needsThisCommit: boolean;
+    }[] = [];
+    let wrote = false;
     try {
       // IMMEDIATE takes the write lock now, so that another process's writer makes us wait
       // here (busy_timeout) instead of failing half-way through.
       this.#db.exec("BEGIN IMMEDIATE");
       for (const unit of batch) {
+        wrote ||= unit.durable;
+        const needsThisCommit = wrote;
         this.#db.exec("SAVEPOINT unit");
         try {
           const result = await unit.work(this.#direct);
           this.#db.exec("RELEASE unit");
-          outcomes.push(() => {
-            unit.resolve(result);
+          outcomes.push({
+            unit,
+            settle: () => {
+              unit.resolve(result);
+            },
+            needsThisCommit,
           });
         } catch (error) {
           this.#db.exec("ROLLBACK TO unit");
           this.#db.exec("RELEASE unit");
-          outcomes.push(() => {
-            unit.reject(error);
+          outcomes.push({
+            unit,
+            settle: () => {
+              unit.reject(error);
+            },
+            needsThisCommit,
           });
         }
       }
       this.#db.exec("COMMIT");
-      committed = true;
     } catch (error) {
       // BEGIN or COMMIT failed (the lock was not had, the disk is full): nothing is durable.
       if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
-      this.#rejectAll(batch, outcomes, error);
+      for (const unit of batch) unit.reject(error);
+      return;
     } finally {
       this.#inTransaction = false;
       release();
     }
-    if (!committed) {
-      for (const settle of outcomes) settle();
-      return;
-    }
-    void this.#durable().then(
-      () => {
-        for (const settle of outcomes) settle();
-      },
-      (error: unknown) => {
-        // The commit may not have reached the disk: none of its callers is told it did.
-        this.#rejectAll(batch, outcomes, error);
-        for (const settle of outcomes) settle();
-      },
-    );
-  }
-
-  #rejectAll(batch: readonly QueuedTransaction[], outcomes: (() => void)[], error: unknown): void {
-    outcomes.length = 0;
-    for (const unit of batch) {
-      outcomes.push(() => {
+    const commit = ++this.#committed;
+    for (const { unit, settle, needsThisCommit } of outcomes) {
+      this.#durableUpTo(needsThisCommit ? commit : commit - 1).then(settle, (error: unknown) => {
+        // The commit may not have reached the disk: its caller is not told it did.
         unit.reject(error);
       });
     }
   }
 
   /**
-   * Resolves once an fsync of the WAL that began after this call has finished: group commit
-   * for the disk. One fsync runs at a time; calls made meanwhile share the next one.
+   * Resolves once the commits up to `upTo` are durable: at once if an fsync already covered
+   * them, with the fsync under way if it began after them, else with the next one (group
+   * commit for the disk: one fsync at a time, every commit made meanwhile shares the next).
    */
-  #durable(): Promise<void> {
+  #durableUpTo(upTo: number): Promise<void> {
     const walPath = this.#walPath;
-    if (walPath === null) return Promise.resolve();
-    if (this.#syncing === null) {
-      const sync = this.#fsync(walPath).finally(() => {
-        this.#syncing = null;
-      });
-      this.#syncing = sync;
-      return sync;
+    if (walPath === null || this.#synced >= upTo) return Promise.resolve();
+    const syncing = this.#syncing;
+    if (syncing === null) {
+      const covers = this.#committed;
+      const done = this.#fsync(walPath)
+        .then(() => {
+          this.#synced = Math.max(this.#synced, covers);
+        })
+        .finally(() => {
+          this.#syncing = null;
+        });
+      this.#syncing = { upTo: covers, done };
+      return done;
     }
-    this.#nextSync ??= this.#syncing
+    if (syncing.upTo >= upTo) return syncing.done;
+    this.#nextSync ??= syncing.done
       .catch(() => undefined)
       .then(() => {
         this.#nextSync = null;
-        return this.#durable();
+        return this.#durableUpTo(this.#committed);
       });
     return this.#nextSync;
   }
@@ -269,7 +287,7 @@ export class SqliteDatabase implements Database {
     await this.#writing(() => {
       this.#db.exec(sql);
     });
-    await this.#durable();
+    await this.#durableUpTo(++this.#committed);
   }
 
   announceDeliveriesQueued(): void {
@@ -284,7 +302,7 @@ export class SqliteDatabase implements Database {
     await this.#committing;
     while (this.#inTransaction) await this.#transactionDone;
     await this.#nextSync?.catch(() => undefined);
-    await this.#syncing?.catch(() => undefined);
+    await this.#syncing?.done.catch(() => undefined);
     this.#statements.clear();
     await this.#checkpointer?.stop();
     this.#db.close();
