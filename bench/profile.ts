@@ -4,7 +4,7 @@
  * DevTools or speedscope for the flame graph) and prints the functions with the most self
  * time, grouped by function and file.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, copyFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
@@ -73,8 +73,13 @@ async function main(): Promise<void> {
     const throughput = await measureThroughput(service, receiver, count);
     await service.stop();
     progress(`${throughput.deliveries_per_s}/s (slower than unprofiled)`);
+    // One profile per process and thread (the init command, the server's main thread, its
+    // checkpoint thread): the server's main thread is the one with the most samples.
     const files = (await readdir(profileDir)).filter((name) => name.endsWith(".cpuprofile"));
-    const server = files.sort().at(-1);
+    const sizes = await Promise.all(
+      files.map(async (name) => ({ name, size: (await stat(join(profileDir, name))).size })),
+    );
+    const server = sizes.sort((a, b) => b.size - a.size)[0]?.name;
     if (server === undefined) throw new Error("the server wrote no profile");
     const resultsDir = new URL("../../bench/results/", import.meta.url);
     await mkdir(resultsDir, { recursive: true });
