@@ -50,8 +50,18 @@ export function computeSignature(
   if (!isRawBody(body)) {
     throw new TypeError(`The body must be a string or bytes, not ${describeValue(body)}.`);
   }
-  const hmac = createHmac("sha256", Buffer.from(secret, "utf8")).update(`${timestamp}.`, "utf8");
+  return hmacHex(Buffer.from(secret, "utf8"), timestamp, body);
+}
+
+/** The scheme itself, for checked arguments: HMAC-SHA256 over `<timestamp>.<body>`, hex. */
+function hmacHex(key: Buffer | KeyObject, timestamp: number, body: string | Uint8Array): string {
+  const hmac = createHmac("sha256", key).update(`${timestamp}.`, "utf8");
   return (typeof body === "string" ? hmac.update(body, "utf8") : hmac.update(body)).digest("hex");
+}
+
+/** `t=<timestamp>,v1=<signature>`. */
+function header(timestamp: number, signature: string): string {
+  return `t=${timestamp},v1=${signature}`;
 }
 
 /** The `Webhook-Signature` header value for a notification: `t=<timestamp>,v1=<signature>`. */
@@ -60,7 +70,7 @@ export function signatureHeader(
   timestamp: number,
   body: string | Uint8Array,
 ): string {
-  return `t=${timestamp},v1=${computeSignature(secret, timestamp, body)}`;
+  return header(timestamp, computeSignature(secret, timestamp, body));
 }
 
 /**
@@ -68,6 +78,5 @@ export function signatureHeader(
  * delivery engine keeps one per destination; see `SigningKeys`). Same scheme as above.
  */
 export function signatureHeaderWithKey(key: KeyObject, timestamp: number, body: string): string {
-  const signature = createHmac("sha256", key).update(`${timestamp}.${body}`, "utf8").digest("hex");
-  return `t=${timestamp},v1=${signature}`;
+  return header(timestamp, hmacHex(key, timestamp, body));
 }
