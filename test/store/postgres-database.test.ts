@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
+import pg from "pg";
 import { after, before, describe, it } from "node:test";
 import { AppError } from "../../src/errors.ts";
 import { migrate } from "../../src/store/migrate.ts";
-import { PostgresDatabase } from "../../src/store/postgres/postgres-database.ts";
+import { deliveriesChannel, PostgresDatabase } from "../../src/store/postgres/postgres-database.ts";
 import { adminQuery, testBackend, testDatabaseLocation } from "../support/database.ts";
 import { eventually } from "../support/eventually.ts";
 import { tempDir } from "../support/temp.ts";
@@ -118,6 +119,47 @@ describe("PostgresDatabase", { skip: testBackend !== "postgres" && "PostgreSQL r
         unreachable.transaction((tx) => tx.query("SELECT 1")),
         isUnavailable,
       );
+    } finally {
+      await unreachable.close();
+    }
+  });
+
+  it("announces queued deliveries with NOTIFY, at most one in flight: a burst folds into two", async () => {
+    const listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on("notification", (message) => heard.push(message.channel));
+    try {
+      await listener.query(`LISTEN ${deliveriesChannel}`);
+      // Three in one turn: the first is sent, the other two wait for it and become one more.
+      db.announceDeliveriesQueued();
+      db.announceDeliveriesQueued();
+      db.announceDeliveriesQueued();
+      await eventually(() => Promise.resolve(heard.length >= 2 ? true : undefined), {
+        what: "two notifications",
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.deepEqual(heard, [deliveriesChannel, deliveriesChannel]);
+      // Once those are done, the next announcement is sent by itself.
+      db.announceDeliveriesQueued();
+      await eventually(() => Promise.resolve(heard.length === 3 ? true : undefined), {
+        what: "a third notification",
+      });
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it("reports a NOTIFY that fails instead of throwing: workers find the work by polling", async () => {
+    const noticeErrors: Error[] = [];
+    const unreachable = new PostgresDatabase(`postgres://127.0.0.1:${await closedPort()}/none`, {
+      onNoticeError: (error) => noticeErrors.push(error),
+    });
+    try {
+      unreachable.announceDeliveriesQueued();
+      await eventually(() => Promise.resolve(noticeErrors.length === 1 ? true : undefined), {
+        what: "the failed NOTIFY to be reported",
+      });
     } finally {
       await unreachable.close();
     }
