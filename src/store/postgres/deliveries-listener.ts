@@ -10,8 +10,9 @@ const longestRetryMs = 5000;
 
 /**
  * Wake-ups through `LISTEN svc_deliveries` on a connection of its own (a pooled one would be
- * handed to other work). Publishing sends `NOTIFY` in its transaction, so every listening
- * worker hears of new deliveries as they commit, whichever process published them.
+ * handed to other work). The store sends `NOTIFY` after each publish commits
+ * (`announceDeliveriesQueued`), so every listening worker hears of new deliveries, whichever
+ * process published them.
  *
  * A lost connection is reconnected with backoff. Notifications sent meanwhile are lost, so
  * every (re)connection wakes the worker once: it then claims whatever is due.
