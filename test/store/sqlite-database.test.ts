@@ -167,4 +167,95 @@ describe("SqliteDatabase", () => {
       }
     });
   });
+
+  describe("durability: nobody is answered before the fsync that covers what they wrote or read", () => {
+    /** An fsync the test completes by hand; `count` says how many were started. */
+    const gatedSync = () => {
+      const pending: (() => void)[] = [];
+      return {
+        syncWal: () =>
+          new Promise<void>((resolve) => {
+            pending.push(resolve);
+          }),
+        count: () => pending.length,
+        finishAll: () => {
+          for (const finish of pending.splice(0)) finish();
+        },
+      };
+    };
+    /** Whether `promise` has settled after the current turns have run. */
+    const settled = async (promise: Promise<unknown>): Promise<boolean> => {
+      let done = false;
+      void promise.then(
+        () => (done = true),
+        () => (done = true),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return done;
+    };
+
+    it("a write outside a transaction, and a transaction, wait for their fsync; reads do not", async () => {
+      const sync = gatedSync();
+      const gated = new SqliteDatabase(join(dir.path, "gated.db"), { syncWal: sync.syncWal });
+      try {
+        const created = gated.executeScript("CREATE TABLE t (n INTEGER PRIMARY KEY)");
+        assert.equal(await settled(created), false, "the script waits for the disk");
+        sync.finishAll();
+        await created;
+
+        const inserted = gated.execute("INSERT INTO t (n) VALUES ($1)", [1]);
+        assert.equal(await settled(inserted), false, "a write waits for the disk");
+        assert.equal(sync.count(), 1);
+        // A read is answered at once, and so is a write that changed nothing.
+        assert.equal((await gated.query("SELECT n FROM t")).length, 1);
+        assert.equal(await gated.execute("DELETE FROM t WHERE n = $1", [99]), 0);
+        sync.finishAll();
+        assert.equal(await inserted, 1);
+
+        const tx = gated.transaction((t) => t.execute("INSERT INTO t (n) VALUES ($1)", [2]));
+        assert.equal(await settled(tx), false, "a transaction waits for the disk");
+        sync.finishAll();
+        assert.equal(await tx, 1);
+      } finally {
+        sync.finishAll();
+        await gated.close();
+      }
+    });
+
+    it("a transaction that need not be durable waits only for what it could read", async () => {
+      const sync = gatedSync();
+      const gated = new SqliteDatabase(join(dir.path, "claims.db"), { syncWal: sync.syncWal });
+      try {
+        const created = gated.executeScript("CREATE TABLE t (n INTEGER PRIMARY KEY)");
+        await settled(created);
+        sync.finishAll();
+        await created;
+
+        // Everything before it is durable: answered without an fsync of its own.
+        const started = sync.count();
+        const claim = gated.transaction((t) => t.execute("UPDATE t SET n = n + 1"), {
+          durable: false,
+        });
+        assert.equal(await settled(claim), true);
+        assert.equal(sync.count(), started, "no fsync was waited for");
+
+        // A write not yet durable: a later claim that could read it waits for its fsync.
+        const write = gated.execute("INSERT INTO t (n) VALUES ($1)", [5]);
+        await settled(write);
+        const reader = gated.transaction((t) => t.query("SELECT n FROM t"), { durable: false });
+        assert.equal(await settled(reader), false, "it could have read the write: it waits");
+        sync.finishAll();
+        await settled(reader);
+        sync.finishAll();
+        assert.deepEqual(
+          (await reader).map((row) => ({ ...row })),
+          [{ n: 5 }],
+        );
+        await write;
+      } finally {
+        sync.finishAll();
+        await gated.close();
+      }
+    });
+  });
 });

@@ -22,6 +22,8 @@ export interface SqliteOptions {
    */
   readonly checkpoints?: "automatic" | "background";
   readonly onCheckpointError?: (error: Error) => void;
+  /** Tests only: stands in for the fsync of the WAL, to watch who waits for it. */
+  readonly syncWal?: () => Promise<void>;
 }
 
 /** Statements that cannot write, and need not wait for the disk. */
@@ -66,6 +68,7 @@ export class SqliteDatabase implements Database {
   #syncing: { readonly upTo: number; readonly done: Promise<void> } | null = null;
   #nextSync: Promise<void> | null = null;
   #checkpointer: BackgroundCheckpointer | null = null;
+  readonly #syncWal: (() => Promise<void>) | undefined;
 
   constructor(path: string, options: SqliteOptions = {}) {
     // The data directory holds the database and the encryption key: its owner's alone.
@@ -82,6 +85,7 @@ export class SqliteDatabase implements Database {
     // corrupted) but not at each COMMIT; `#durableUpTo` makes each commit durable before anyone
     // is told it happened, by an fsync of the WAL off the event loop (decision 18).
     this.#walPath = path === ":memory:" ? null : `${path}-wal`;
+    this.#syncWal = options.syncWal;
     this.#db.exec(`
       PRAGMA journal_mode = WAL;
       PRAGMA synchronous = NORMAL;
@@ -279,6 +283,7 @@ export class SqliteDatabase implements Database {
   }
 
   async #fsync(walPath: string): Promise<void> {
+    if (this.#syncWal !== undefined) return this.#syncWal();
     this.#wal ??= open(walPath, "r");
     await (await this.#wal).sync();
   }
