@@ -94,6 +94,25 @@ export interface ClaimedDelivery {
   };
 }
 
+/**
+ * A delivery worker in the same process as the API, taking the deliveries of its publishes as
+ * they commit, already claimed (`Store.handDeliveriesTo`).
+ */
+export interface DeliveryTaker {
+  /** Starts each lease token, as a claim's does. */
+  readonly owner: string;
+  readonly leaseMs: number;
+  /** Slots set aside for the publish batch about to be written; 0 declines it. */
+  reserve(): number;
+  /**
+   * After the batch: the deliveries leased to the taker (at most `reserved`, none if the batch
+   * failed). The reservation ends here either way.
+   */
+  take(reserved: number, deliveries: readonly ClaimedDelivery[]): void;
+  /** The batch left deliveries due for a claim. */
+  wake(): void;
+}
+
 /** One attempt as the attempts log keeps it. */
 export interface AttemptRecord {
   readonly startedAt: Date;
@@ -260,6 +279,11 @@ export interface Store {
    * Returns how many deliveries were queued.
    */
   publishEvent(event: NewEvent): Promise<number>;
+  /**
+   * From now on, the deliveries of this store's publishes go to `taker`, leased to it in the
+   * publishing transaction, as many as it reserves; the rest stay due for a claim. Null stops.
+   */
+  handDeliveriesTo(taker: DeliveryTaker | null): void;
   /**
    * Claims up to `limit` due deliveries for `owner` until `leaseMs` from now: they are due
    * again by themselves if the owner never reports back.

@@ -11,6 +11,4 @@ export interface ApiDependencies {
   readonly clock: Clock;
   /** How long a session lasts from sign-in (`sessionTtl`). */
   readonly sessionTtlMs: number;
-  /** Called after an event is committed, so that a worker in this process starts at once. */
-  readonly onEventPublished: () => void;
 }

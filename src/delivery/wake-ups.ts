@@ -1,13 +1,12 @@
 /**
- * Where a delivery worker learns that deliveries were queued, so that it claims them at once
- * instead of at its next poll. The composition root picks the source for the database:
- * in-process only on SQLite, `LISTEN` on PostgreSQL (which hears every process's API).
+ * Where a delivery worker learns that other processes queued deliveries, so that it claims
+ * them at once instead of at its next poll. The composition root picks the source for the
+ * database: none on SQLite, `LISTEN` on PostgreSQL (which hears every process's API). This
+ * process's own publishes reach its worker through the store (`Store.handDeliveriesTo`).
  */
 export interface WakeUpSource {
   /** Starts calling `wake` whenever deliveries may have been queued. */
   start(wake: () => void): void;
-  /** This process's API committed an event: wakes the worker here without a round trip. */
-  eventPublished(): void;
   /**
    * Whether wake-ups from other processes arrive right now. While they do, the worker's idle
    * poll is only a safety net and can be slow; while they do not, polling finds their work.
@@ -16,21 +15,18 @@ export interface WakeUpSource {
   stop(): Promise<void>;
 }
 
-/** Wake-ups from this process's own API only: SQLite has no channel between processes. */
-export class InProcessWakeUps implements WakeUpSource {
+/**
+ * SQLite has no channel between processes: a worker finds other processes' deliveries by
+ * polling, and this process's through the store.
+ */
+export class NoWakeUps implements WakeUpSource {
   readonly hearsOtherProcesses = false;
-  #wake: () => void = () => undefined;
 
-  start(wake: () => void): void {
-    this.#wake = wake;
-  }
-
-  eventPublished(): void {
-    this.#wake();
+  start(): void {
+    // Nothing announces other processes' deliveries.
   }
 
   stop(): Promise<void> {
-    this.#wake = () => undefined;
     return Promise.resolve();
   }
 }

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyBaseLogger } from "fastify";
 import { AppError } from "../errors.ts";
-import type { AttemptReport, ClaimedDelivery, Store } from "../interfaces.ts";
+import type { AttemptReport, ClaimedDelivery, DeliveryTaker, Store } from "../interfaces.ts";
 import { attemptDelivery, type AttemptDependencies } from "./attempt.ts";
 import { WorkSignal } from "./work-signal.ts";
 
@@ -22,15 +22,25 @@ export interface WorkerOptions {
  * Claims due deliveries in batches (as many as there are free slots), attempts them
  * concurrently, and reports each result. It sleeps until the next delivery is due, or until
  * `wake()` says new work was published, or until `idlePollMs` has passed.
+ *
+ * As the store's `DeliveryTaker` it also takes the deliveries of this process's publishes,
+ * claimed as they commit, but only while it is caught up (its last claim found fewer due
+ * deliveries than it had room for, and no wake-up came since), so that a backlog is still
+ * sent oldest due first (decision 19).
  */
-export class DeliveryWorker {
-  readonly #owner = `worker_${randomBytes(8).toString("hex")}`;
+export class DeliveryWorker implements DeliveryTaker {
+  readonly owner = `worker_${randomBytes(8).toString("hex")}`;
   readonly #store: Store;
   readonly #dependencies: AttemptDependencies;
   readonly #logger: FastifyBaseLogger;
   readonly #options: WorkerOptions;
   readonly #signal = new WorkSignal();
   readonly #inFlight = new Set<Promise<void>>();
+  /** Slots set aside for publish batches being written. */
+  #reserved = 0;
+  #caughtUp = false;
+  /** Counts wake-ups, so that a claim racing one does not count as caught up. */
+  #wakeUps = 0;
   #running = false;
   #loop: Promise<void> = Promise.resolve();
 
@@ -42,7 +52,7 @@ export class DeliveryWorker {
   ) {
     this.#store = store;
     this.#dependencies = dependencies;
-    this.#logger = logger.child({ worker: this.#owner });
+    this.#logger = logger.child({ worker: this.owner });
     this.#options = options;
   }
 
@@ -51,9 +61,34 @@ export class DeliveryWorker {
     this.#loop = this.#run();
   }
 
+  get leaseMs(): number {
+    return this.#options.leaseMs;
+  }
+
   /** New work may be due now. */
   wake(): void {
+    this.#caughtUp = false;
+    this.#wakeUps += 1;
     this.#signal.notify();
+  }
+
+  reserve(): number {
+    if (!this.#running || !this.#caughtUp) return 0;
+    const free = this.#free();
+    this.#reserved += free;
+    return free;
+  }
+
+  take(reserved: number, deliveries: readonly ClaimedDelivery[]): void {
+    this.#reserved -= reserved;
+    // Taken after stop(), they are left leased: due again, for any worker, when the lease ends.
+    if (this.#running) for (const delivery of deliveries) this.#begin(delivery);
+    // Slots given back while deliveries wait for a claim: the loop may have left them alone.
+    if (!this.#caughtUp && reserved > deliveries.length) this.#signal.notify();
+  }
+
+  #free(): number {
+    return Math.max(0, this.#options.concurrency - this.#inFlight.size - this.#reserved);
   }
 
   /** Stops claiming, and waits for the attempts in flight (each bounded by the timeout). */
@@ -67,11 +102,13 @@ export class DeliveryWorker {
   async #run(): Promise<void> {
     while (this.#running) {
       try {
-        const free = this.#options.concurrency - this.#inFlight.size;
+        const free = this.#free();
+        const wakeUps = this.#wakeUps;
         const claimed =
           free > 0
-            ? await this.#store.claimDueDeliveries(this.#owner, free, this.#options.leaseMs)
+            ? await this.#store.claimDueDeliveries(this.owner, free, this.#options.leaseMs)
             : [];
+        if (free > 0) this.#caughtUp = claimed.length < free && wakeUps === this.#wakeUps;
         for (const delivery of claimed) this.#begin(delivery);
         // A full batch suggests more are due: claim again as soon as a slot frees.
         if (free > 0 && claimed.length === free) continue;
@@ -93,14 +130,17 @@ export class DeliveryWorker {
   }
 
   #begin(delivery: ClaimedDelivery): void {
-    const task = this.#attempt(delivery).finally(() => {
+    const task = this.#attempt(delivery).then((lookAgain) => {
       this.#inFlight.delete(task);
-      this.#signal.notify();
+      // A freed slot needs a claim only if something may be due; a retry may be due sooner
+      // than the loop's sleep.
+      if (lookAgain || !this.#caughtUp) this.#signal.notify();
     });
     this.#inFlight.add(task);
   }
 
-  async #attempt(delivery: ClaimedDelivery): Promise<void> {
+  /** Attempts and reports; resolves whether the delivery is still pending (never rejects). */
+  async #attempt(delivery: ClaimedDelivery): Promise<boolean> {
     const context = {
       event_id: delivery.eventId,
       destination_id: delivery.destination.id,
@@ -124,9 +164,11 @@ export class DeliveryWorker {
       } else {
         this.#logger.debug(details, "delivery attempted");
       }
+      return !recorded || report.result.status === "pending";
     } catch (error) {
       // Left claimed: the lease expires and the delivery is attempted again then.
       this.#logger.error({ ...context, err: error }, "delivery attempt failed unexpectedly");
+      return true;
     }
   }
 

@@ -5,7 +5,7 @@ import { buildProbeApi } from "../api/probes.ts";
 import { databaseLocation, type ServerConfig } from "../config/server-config.ts";
 import { loadEncryptionKey } from "../crypto/encryption-key.ts";
 import { SecretBox } from "../crypto/secret-box.ts";
-import { InProcessWakeUps, type WakeUpSource } from "../delivery/wake-ups.ts";
+import { NoWakeUps, type WakeUpSource } from "../delivery/wake-ups.ts";
 import { AppError } from "../errors.ts";
 import type { Clock, Resolver, Store } from "../interfaces.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
@@ -65,18 +65,14 @@ export async function startServer(
     for (const part of [...started].reverse()) await part.stop();
   };
   let app: FastifyInstance;
-  let onEventPublished = (): void => undefined;
   try {
     const secretBox = new SecretBox(await loadEncryptionKey(config.encryptionKey, config.dataDir));
     if (config.role !== "api") {
       const wakeUps: WakeUpSource = postgres
         ? new PostgresWakeUps(location, logger)
-        : new InProcessWakeUps();
+        : new NoWakeUps();
       started.push(wakeUps);
       started.push(startDelivery(config, { store, clock, logger, resolver, secretBox, wakeUps }));
-      onEventPublished = () => {
-        wakeUps.eventPublished();
-      };
     }
     app =
       config.role === "worker"
@@ -89,7 +85,6 @@ export async function startServer(
               sessionTtlMs: config.sessionTtl,
               resolver,
               addressPolicy: new AddressPolicy(config.allowPrivateNetworks),
-              onEventPublished,
             },
             logger,
           );

@@ -3,6 +3,7 @@ import type {
   AttemptReport,
   ClaimedDelivery,
   Clock,
+  DeliveryTaker,
   Destination,
   DestinationChanges,
   IdempotencyClaim,
@@ -39,6 +40,8 @@ import {
   deleteAttemptsBefore,
   deleteEndedEventsBefore,
   finishAttempts,
+  newLease,
+  selectClaimed,
   selectLastDelivery,
   type FinishedAttempt,
   selectNextDueAt,
@@ -86,14 +89,13 @@ export class SqlStore implements Store {
   /** Publishes and delivery results, the hot paths, are written in batches (`Batcher`). */
   readonly #publishes: Batcher<NewEvent, number>;
   readonly #results: Batcher<FinishedAttempt, boolean>;
+  /** The worker in this process that takes fresh deliveries, if any (decision 19). */
+  #taker: DeliveryTaker | null = null;
 
   constructor(db: Database, clock: Clock) {
     this.#db = db;
     this.#clock = clock;
-    this.#publishes = new Batcher(
-      (events) => this.#db.transaction((tx) => insertEventsWithDeliveries(tx, events)),
-      { maxBatch },
-    );
+    this.#publishes = new Batcher((events) => this.#publishBatch(events), { maxBatch });
     this.#results = new Batcher(
       (reports) => this.#db.transaction((tx) => finishAttempts(tx, reports, this.#now())),
       { maxBatch },
@@ -161,10 +163,43 @@ export class SqlStore implements Store {
     return selectLastDelivery(this.#db, workspaceId, destinationId);
   }
 
-  async publishEvent(event: NewEvent): Promise<number> {
-    const queued = await this.#publishes.add(event);
-    if (queued > 0) this.#db.announceDeliveriesQueued();
-    return queued;
+  publishEvent(event: NewEvent): Promise<number> {
+    return this.#publishes.add(event);
+  }
+
+  handDeliveriesTo(taker: DeliveryTaker | null): void {
+    this.#taker = taker;
+  }
+
+  /**
+   * One publish batch: its deliveries go to the taker, as many as it reserves, claimed in the
+   * same transaction; workers hear only of what is left for a claim, after the commit.
+   */
+  async #publishBatch(events: readonly NewEvent[]): Promise<number[]> {
+    const taker = this.#taker;
+    const reserved = taker?.reserve() ?? 0;
+    const lease =
+      taker !== null && reserved > 0
+        ? { token: newLease(taker.owner), until: this.#now() + taker.leaseMs, limit: reserved }
+        : null;
+    let published: { queued: number[]; handed: ClaimedDelivery[] };
+    try {
+      published = await this.#db.transaction(async (tx) => {
+        const { queued, leased } = await insertEventsWithDeliveries(tx, events, lease);
+        const handed = lease === null ? [] : await selectClaimed(tx, leased, lease.token);
+        return { queued, handed };
+      });
+    } catch (error) {
+      taker?.take(reserved, []);
+      throw error;
+    }
+    taker?.take(reserved, published.handed);
+    const total = published.queued.reduce((sum, count) => sum + count, 0);
+    if (total > published.handed.length) {
+      this.#db.announceDeliveriesQueued();
+      taker?.wake();
+    }
+    return published.queued;
   }
 
   claimDueDeliveries(owner: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {

@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { after, before, beforeEach, describe, it } from "node:test";
-import type { AttemptReport, Clock, EventType, NewEvent, Store } from "../../src/interfaces.ts";
+import { after, afterEach, before, beforeEach, describe, it } from "node:test";
+import type {
+  AttemptReport,
+  ClaimedDelivery,
+  Clock,
+  DeliveryTaker,
+  EventType,
+  NewEvent,
+  Store,
+} from "../../src/interfaces.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { queryTestDatabase, testDatabaseLocation } from "../support/database.ts";
 import { tempDir } from "../support/temp.ts";
@@ -507,4 +515,141 @@ describe("the delivery queue in the store", () => {
       ]);
     });
   }
+
+  describe("handing a publish's deliveries to a worker in the same process", () => {
+    /** A taker that reserves `slots` per batch and records what it is given and told. */
+    const recordingTaker = (slots: number) => {
+      const seen = {
+        reservations: 0,
+        taken: [] as { reserved: number; deliveries: readonly ClaimedDelivery[] }[],
+        wakes: 0,
+      };
+      const taker: DeliveryTaker = {
+        owner: "local",
+        leaseMs: 5000,
+        reserve: () => {
+          seen.reservations += 1;
+          return slots;
+        },
+        take: (reserved, deliveries) => {
+          seen.taken.push({ reserved, deliveries });
+        },
+        wake: () => {
+          seen.wakes += 1;
+        },
+      };
+      return { taker, seen };
+    };
+    afterEach(() => {
+      store.handDeliveriesTo(null);
+    });
+
+    it("gives the taker up to its reservation, claimed, and leaves the rest due for others", async () => {
+      const first = await destination(["*"]);
+      const second = await destination(["*"]);
+      const third = await destination(["job.completed"]);
+      const { taker, seen } = recordingTaker(2);
+      store.handDeliveriesTo(taker);
+      const event = newEvent("job.completed");
+      assert.equal(await store.publishEvent(event), 3, "the count is every delivery queued");
+
+      assert.equal(seen.taken.length, 1);
+      const [{ reserved, deliveries } = { reserved: 0, deliveries: [] }] = seen.taken;
+      assert.equal(reserved, 2);
+      assert.deepEqual(
+        deliveries.map((delivery) => delivery.destination.id),
+        [first, second],
+        "the first destinations, in order",
+      );
+      for (const delivery of deliveries) {
+        assert.equal(delivery.eventId, event.id);
+        assert.equal(delivery.body, event.body);
+        assert.equal(delivery.attempts, 0);
+        assert.match(delivery.lease, /^local:[0-9a-f]{16}$/);
+        assert.equal(delivery.destination.secretCiphertext, "sealed");
+      }
+      assert.equal(seen.wakes, 1, "the one left over is announced");
+
+      const others = await store.claimDueDeliveries("elsewhere", 10, 5000);
+      assert.deepEqual(
+        others.map((delivery) => delivery.destination.id),
+        [third],
+        "a handed delivery is claimed: no one else gets it",
+      );
+      const handed = deliveries[0] as ClaimedDelivery;
+      assert.equal(
+        await store.finishAttempt(
+          handed.lease,
+          handed.seq,
+          attempted(200, { status: "delivered" }),
+        ),
+        true,
+        "the taker reports under its lease as a claimer does",
+      );
+      assert.equal((await store.getLastDelivery(workspace, first))?.status, "delivered");
+    });
+
+    it("does not announce a batch it handed over whole, and hands nothing when the taker declines", async () => {
+      await destination(["*"]);
+      const eager = recordingTaker(10);
+      store.handDeliveriesTo(eager.taker);
+      await Promise.all([publish("job.completed"), publish("job.failed")]);
+      assert.equal(
+        eager.seen.taken.reduce((sum, batch) => sum + batch.deliveries.length, 0),
+        2,
+      );
+      assert.equal(eager.seen.wakes, 0, "nothing was left for a claim");
+      assert.deepEqual(await store.claimDueDeliveries("elsewhere", 10, 5000), []);
+
+      const declining = recordingTaker(0);
+      store.handDeliveriesTo(declining.taker);
+      await publish("job.completed");
+      assert.deepEqual(declining.seen.taken, [{ reserved: 0, deliveries: [] }]);
+      assert.equal(declining.seen.wakes, 1);
+      assert.equal((await store.claimDueDeliveries("elsewhere", 10, 5000)).length, 1);
+    });
+
+    it("gives a handed delivery to another worker once its lease ends without a report (a crash)", async () => {
+      await destination(["*"]);
+      const { taker, seen } = recordingTaker(1);
+      store.handDeliveriesTo(taker);
+      await publish("job.completed");
+      const handed = seen.taken[0]?.deliveries[0];
+      assert.ok(handed);
+      assert.deepEqual(await store.claimDueDeliveries("elsewhere", 10, 5000), []);
+      assert.equal(
+        (await store.getLastDelivery(workspace, handed.destination.id))?.nextAttemptAt,
+        null,
+        "while leased there is no scheduled attempt to show",
+      );
+      clock.advance(5001);
+      const [again] = await store.claimDueDeliveries("elsewhere", 10, 5000);
+      assert.equal(again?.seq, handed.seq);
+      assert.equal(
+        await store.finishAttempt(
+          handed.lease,
+          handed.seq,
+          attempted(200, { status: "delivered" }),
+        ),
+        false,
+        "the lost taker's late report does not count",
+      );
+    });
+
+    it("returns the reservation with nothing when the batch fails, and writes none of it", async () => {
+      await destination(["*"]);
+      const { taker, seen } = recordingTaker(3);
+      store.handDeliveriesTo(taker);
+      const orphan = newEvent("job.completed", "ws_that_does_not_exist");
+      await assert.rejects(store.publishEvent(orphan));
+      assert.deepEqual(seen.taken, [{ reserved: 3, deliveries: [] }]);
+      assert.equal(seen.wakes, 0);
+      const rows = await queryTestDatabase<{ count: number | string }>(
+        join(dir.path, "queue"),
+        "SELECT COUNT(*) AS count FROM events WHERE id = $1",
+        [orphan.id],
+      );
+      assert.equal(Number(rows[0]?.count), 0);
+    });
+  });
 });

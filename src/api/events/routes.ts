@@ -36,7 +36,6 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
       body: serialiseNotification(head, input.data.object),
       createdAt,
     });
-    dependencies.onEventPublished();
     return reply.status(202).send(head);
   });
 }

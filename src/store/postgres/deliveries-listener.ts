@@ -42,10 +42,6 @@ export class PostgresWakeUps implements WakeUpSource {
     void this.#connect();
   }
 
-  eventPublished(): void {
-    this.#wake();
-  }
-
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#retryTimer);

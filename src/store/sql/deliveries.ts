@@ -23,6 +23,11 @@ interface ClaimedRow extends Record<string, unknown> {
   secret_ciphertext: string | null;
 }
 
+/** A claim's token: the owner's name, and a part of its own for this claim. */
+export function newLease(owner: string): string {
+  return `${owner}:${randomBytes(8).toString("hex")}`;
+}
+
 /**
  * Claims due deliveries, oldest due first. The claim moves `next_attempt_at` to the end of the
  * lease: if the owner dies, the rows are simply due again then (at-least-once delivery).
@@ -41,7 +46,7 @@ export async function claimDueDeliveries(
   // Not durable: a claim lost in a crash is simply due again, as an abandoned one is.
   return db.transaction(
     async (tx) => {
-      const lease = `${owner}:${randomBytes(8).toString("hex")}`;
+      const lease = newLease(owner);
       const claimed = await tx.query<{ seq: number | string }>(
         `WITH due AS (SELECT seq FROM deliveries
                     WHERE status = 'pending' AND next_attempt_at <= $3
@@ -51,23 +56,35 @@ export async function claimDueDeliveries(
        RETURNING deliveries.seq`,
         [now + leaseMs, lease, now, limit],
       );
-      if (claimed.length === 0) return [];
-      const seqs = claimed.map((row) => Number(row.seq));
-      const placeholders = seqs.map((_, index) => `$${index + 1}`).join(", ");
-      const rows = await tx.query<ClaimedRow>(
-        `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, e.body,
-              d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext
-       FROM deliveries dl
-       JOIN events e ON e.id = dl.event_id
-       JOIN destinations d ON d.id = dl.destination_id
-       WHERE dl.seq IN (${placeholders})
-       ORDER BY dl.seq`,
-        seqs,
+      return selectClaimed(
+        tx,
+        claimed.map((row) => Number(row.seq)),
+        lease,
       );
-      return rows.map((row) => toClaimedDelivery(row, lease));
     },
     { durable: false },
   );
+}
+
+/** What a worker needs to attempt the deliveries `seqs`, claimed under `lease`, by `seq`. */
+export async function selectClaimed(
+  tx: SqlExecutor,
+  seqs: readonly number[],
+  lease: string,
+): Promise<ClaimedDelivery[]> {
+  if (seqs.length === 0) return [];
+  const placeholders = seqs.map((_, index) => `$${index + 1}`).join(", ");
+  const rows = await tx.query<ClaimedRow>(
+    `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, e.body,
+            d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext
+     FROM deliveries dl
+     JOIN events e ON e.id = dl.event_id
+     JOIN destinations d ON d.id = dl.destination_id
+     WHERE dl.seq IN (${placeholders})
+     ORDER BY dl.seq`,
+    [...seqs],
+  );
+  return rows.map((row) => toClaimedDelivery(row, lease));
 }
 
 function toClaimedDelivery(row: ClaimedRow, lease: string): ClaimedDelivery {
