@@ -18,7 +18,7 @@ const quick = process.argv.includes("--quick");
 const sizes = quick
   ? { throughput: 3000, latencySeconds: 3, getSeconds: 3, backlog: 10_000 }
   : { throughput: 20_000, latencySeconds: 10, getSeconds: 10, backlog: 100_000 };
-const deliveryConcurrency = 64;
+const deliveryConcurrency = 256;
 
 type PostgresResult = (Throughput & { ratio_to_raw: number }) | { skipped: string };
 

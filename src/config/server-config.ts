@@ -79,7 +79,7 @@ const schema = z
     retrySchedule: z.preprocess(csv, z.array(duration)),
     /** The whole exchange of one attempt: connect, send, answer. Default 10s. */
     deliveryTimeout: duration.refine((ms) => ms > 0, { message: "must be more than 0" }),
-    /** Attempts in flight at once. Default 64. */
+    /** Attempts in flight at once. Default 256. */
     deliveryConcurrency: z.coerce.number().int().min(1).max(10_000),
     /** How long a worker's claim holds; must exceed the timeout. Default 60s. */
     deliveryLease: duration,
@@ -125,7 +125,7 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     logLevel: "info",
     retrySchedule: "5s,30s,2m,10m,30m,1h,2h,4h,8h,12h,24h,24h",
     deliveryTimeout: "10s",
-    deliveryConcurrency: 64,
+    deliveryConcurrency: 256,
     deliveryLease: "60s",
     attemptRetention: "30d",
     eventRetention: "30d",
