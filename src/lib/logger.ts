@@ -19,7 +19,12 @@ export const redactedPaths = [
   "*.password",
 ];
 
+/**
+ * Standard output, unless told. Written asynchronously: a line is handed to the thread pool
+ * and lines logged meanwhile go out together in one write, instead of a blocking write per
+ * line on the event loop (one per request). Pino flushes what is left when the process exits.
+ */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   const options = { level, redact: { paths: redactedPaths, censor: "[redacted]" } };
-  return destination === undefined ? pino(options) : pino(options, destination);
+  return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
 }

@@ -19,7 +19,11 @@ describe("the server process", () => {
   const env = { SVC_LOG_LEVEL: "trace" };
   const restart = async (crash: boolean): Promise<void> => {
     if (crash) await server.kill();
-    else assert.equal(await server.stop(), 0, "SIGTERM exits 0");
+    else {
+      assert.equal(await server.stop(), 0, "SIGTERM exits 0");
+      // The log is written asynchronously; the lines of the last moments are flushed at exit.
+      assert.match(server.log(), /"msg":"stopped"\}\s*$/, "the last line logged is not lost");
+    }
     earlierLogs.push(server.log());
     server = await startTestServer({ dataDir, env });
   };
