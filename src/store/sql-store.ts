@@ -27,7 +27,7 @@ import type {
 import type { Database } from "./database.ts";
 import { Batcher } from "./batcher.ts";
 import { retryWhileUnavailable } from "./retry-unavailable.ts";
-import { insertApiKey, revokeApiKey, selectActiveApiKeyByHash } from "./sql/api-keys.ts";
+import { insertApiKey, revokeApiKey, selectActiveApiKeysByHash } from "./sql/api-keys.ts";
 import {
   deleteDestination,
   insertDestination,
@@ -89,6 +89,11 @@ export class SqlStore implements Store {
   /** Publishes and delivery results, the hot paths, are written in batches (`Batcher`). */
   readonly #publishes: Batcher<NewEvent, number>;
   readonly #results: Batcher<FinishedAttempt, boolean>;
+  /**
+   * API key lookups, one per request, gathered like the writes: a burst of requests costs
+   * one SELECT. Each batch reads afresh, so a revocation counts from its commit on.
+   */
+  readonly #keyLookups: Batcher<string, ApiKey | null>;
   /** The worker in this process that takes fresh deliveries, if any (decision 19). */
   #taker: DeliveryTaker | null = null;
 
@@ -100,6 +105,9 @@ export class SqlStore implements Store {
       (reports) => this.#db.transaction((tx) => finishAttempts(tx, reports, this.#now())),
       { maxBatch },
     );
+    this.#keyLookups = new Batcher((hashes) => selectActiveApiKeysByHash(this.#db, hashes), {
+      maxBatch,
+    });
   }
 
   #now(): number {
@@ -123,7 +131,7 @@ export class SqlStore implements Store {
   }
 
   findActiveApiKey(tokenHash: string): Promise<ApiKey | null> {
-    return selectActiveApiKeyByHash(this.#db, tokenHash);
+    return this.#keyLookups.add(tokenHash);
   }
 
   revokeApiKey(id: string): Promise<boolean> {
@@ -307,7 +315,7 @@ export class SqlStore implements Store {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.#publishes.idle(), this.#results.idle()]);
+    await Promise.all([this.#publishes.idle(), this.#results.idle(), this.#keyLookups.idle()]);
     await this.#db.close();
   }
 }
