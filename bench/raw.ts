@@ -4,7 +4,7 @@ import { pooled } from "./stats.ts";
 
 /**
  * The physical limit on this machine: sign and POST notifications to the receiver as fast as
- * undici can over keep-alive connections, with the service's concurrency and no persistence.
+ * undici can over keep-alive connections (`concurrency` of them), with no persistence.
  * Returns notifications per second.
  */
 export async function measureRawLimit(options: {

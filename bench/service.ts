@@ -37,6 +37,12 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** The Node flags of `svc`'s shebang line (`#!/usr/bin/env -S node …`), as `svc server` runs. */
+async function nodeFlags(): Promise<string[]> {
+  const [first = ""] = (await readFile(svcBin, "utf8")).split("\n", 1);
+  return first.split(/\s+/).filter((word) => word.startsWith("--"));
+}
+
 async function run(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const result = await runProcess(process.execPath, [svcBin, ...args], { env });
   if (result.code !== 0)
@@ -74,10 +80,14 @@ export async function startBenchService(options: {
   // The server writes its log straight to a file, as under a deployment's log redirection:
   // through a pipe, this process would spend the machine's time copying it.
   const log = openSync(join(options.dir, `server-${port}.log`), "a");
-  const child = spawn(process.execPath, [svcBin, "server", "--port", String(port)], {
-    env,
-    stdio: ["ignore", log, log],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(await nodeFlags()), svcBin, "server", "--port", String(port)],
+    {
+      env,
+      stdio: ["ignore", log, log],
+    },
+  );
   closeSync(log);
   const url = `http://127.0.0.1:${port}`;
   const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
