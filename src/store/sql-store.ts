@@ -41,12 +41,11 @@ import {
   deleteEndedEventsBefore,
   finishAttempts,
   newLease,
-  selectClaimed,
   selectLastDelivery,
   type FinishedAttempt,
   selectNextDueAt,
 } from "./sql/deliveries.ts";
-import { insertEventsWithDeliveries } from "./sql/events.ts";
+import { publishEvents, type PublishedBatch } from "./sql/events.ts";
 import {
   acquireIdempotencyKey,
   completeIdempotencyKey,
@@ -190,13 +189,9 @@ export class SqlStore implements Store {
       taker !== null && reserved > 0
         ? { token: newLease(taker.owner), until: this.#now() + taker.leaseMs, limit: reserved }
         : null;
-    let published: { queued: number[]; handed: ClaimedDelivery[] };
+    let published: PublishedBatch;
     try {
-      published = await this.#db.transaction(async (tx) => {
-        const { queued, leased } = await insertEventsWithDeliveries(tx, events, lease);
-        const handed = lease === null ? [] : await selectClaimed(tx, leased, lease.token);
-        return { queued, handed };
-      });
+      published = await publishEvents(this.#db, events, lease);
     } catch (error) {
       taker?.take(reserved, []);
       throw error;

@@ -10,7 +10,7 @@ import type {
 import type { Database, SqlExecutor, SqlValue } from "../database.ts";
 import { toBoolean, toNullableDate, valuesRows } from "./rows.ts";
 
-interface ClaimedRow extends Record<string, unknown> {
+export interface ClaimedRow extends Record<string, unknown> {
   seq: number | string;
   event_id: string;
   event_type: EventType;
@@ -87,7 +87,7 @@ export async function selectClaimed(
   return rows.map((row) => toClaimedDelivery(row, lease));
 }
 
-function toClaimedDelivery(row: ClaimedRow, lease: string): ClaimedDelivery {
+export function toClaimedDelivery(row: ClaimedRow, lease: string): ClaimedDelivery {
   return {
     seq: Number(row.seq),
     lease,

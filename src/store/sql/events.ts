@@ -1,5 +1,6 @@
-import type { NewEvent } from "../../interfaces.ts";
-import type { SqlExecutor, SqlValue } from "../database.ts";
+import type { ClaimedDelivery, NewEvent } from "../../interfaces.ts";
+import type { Database, SqlValue } from "../database.ts";
+import { type ClaimedRow, selectClaimed, toClaimedDelivery } from "./deliveries.ts";
 import { valuesRows } from "./rows.ts";
 
 /** Deliveries to write already claimed: the first `limit` of the batch, in publish order. */
@@ -12,51 +13,43 @@ export interface PublishLease {
 export interface PublishedBatch {
   /** How many deliveries each event queued, in the events' order. */
   readonly queued: number[];
-  /** The `seq`s written under the lease, in publish order. */
-  readonly leased: number[];
+  /** The deliveries written under the lease, claimed, in publish order. */
+  readonly handed: ClaimedDelivery[];
 }
 
-/**
- * The transactional outbox, for a batch of events. Call inside a transaction: the events and
- * their deliveries are one change. Each matching destination (active, not deleted, subscribed
- * to the type or to `*`) gets one pending delivery of each event, due at once, or, for the
- * first `lease.limit` of them, claimed under `lease` as `claimDueDeliveries` would claim them.
- * Two statements whatever the batch's size.
- */
-export async function insertEventsWithDeliveries(
-  tx: SqlExecutor,
-  events: readonly NewEvent[],
-  lease: PublishLease | null = null,
-): Promise<PublishedBatch> {
-  if (events.length === 0) return { queued: [], leased: [] };
-  const eventValues: SqlValue[] = events.flatMap((event) => [
+const batchColumns = ["TEXT", "TEXT", "TEXT", "TEXT", "BIGINT", "INTEGER"];
+
+/** The batch's events as a table, in publish order (`position`), from parameter `first`. */
+function batchTable(count: number, first: number): string {
+  return `batch (id, workspace_id, type, body, created_at, position)
+    AS (VALUES ${valuesRows(count, batchColumns.length, first, batchColumns)})`;
+}
+
+function batchValues(events: readonly NewEvent[]): SqlValue[] {
+  return events.flatMap((event, position): SqlValue[] => [
     event.id,
     event.workspaceId,
     event.type,
     event.body,
     event.createdAt.getTime(),
+    position,
   ]);
-  await tx.execute(
-    `INSERT INTO events (id, workspace_id, type, body, created_at) VALUES ${valuesRows(events.length, 5)}`,
-    eventValues,
-  );
-  // The batch's order, so that deliveries are queued (and their `seq`s run) in publish order.
-  const order = events.flatMap((event, index): SqlValue[] => [event.id, index]);
-  const queued = await tx.query<{
-    seq: number | string;
-    event_id: string;
-    leased: number | string;
-  }>(
-    `WITH batch (id, position) AS (VALUES ${valuesRows(events.length, 2, 5, ["TEXT", "INTEGER"])}),
-     matched AS (
-       SELECT e.id AS event_id, d.id AS destination_id, e.type, e.created_at,
-              ROW_NUMBER() OVER (ORDER BY batch.position, d.seq) AS n
-       FROM batch
-       JOIN events e ON e.id = batch.id
-       JOIN destinations d ON d.workspace_id = e.workspace_id
+}
+
+/**
+ * The deliveries of the batch, one per matching destination (active, not deleted, subscribed
+ * to the type or to \`*\`), in publish order so that their \`seq\`s run in it: due at once, or,
+ * for the first \`$2\` of them, claimed until \`$3\` under the lease \`$4\`. Parameters: $1 true,
+ * $2–$4 the lease (0, 0, null for none), the batch from $5.
+ */
+const insertDeliveries = `matched AS (
+       SELECT b.id AS event_id, d.id AS destination_id, b.type, b.created_at,
+              ROW_NUMBER() OVER (ORDER BY b.position, d.seq) AS n
+       FROM batch b
+       JOIN destinations d ON d.workspace_id = b.workspace_id
        WHERE d.active = $1 AND d.deleted_at IS NULL
          AND EXISTS (SELECT 1 FROM destination_events s
-                     WHERE s.destination_id = d.id AND s.event IN (e.type, '*')))
+                     WHERE s.destination_id = d.id AND s.event IN (b.type, '*')))
      INSERT INTO deliveries (event_id, destination_id, event_type, status, attempts,
                              next_attempt_at, lease_owner, created_at, updated_at)
      SELECT event_id, destination_id, type, 'pending', 0,
@@ -65,14 +58,74 @@ export async function insertEventsWithDeliveries(
             created_at, created_at
      FROM matched
      ORDER BY n
-     RETURNING seq, event_id, CASE WHEN lease_owner IS NULL THEN 0 ELSE 1 END AS leased`,
-    [true, lease?.limit ?? 0, lease?.until ?? 0, lease?.token ?? null, ...order],
-  );
+     RETURNING seq, event_id, destination_id, event_type, attempts, lease_owner`;
+
+/**
+ * The transactional outbox, for a batch of events: the events and their deliveries are one
+ * change, committed (durably) before this resolves. Each matching destination gets one
+ * pending delivery of each event, due at once, or, for the first \`lease.limit\` of them,
+ * claimed under \`lease\` as \`claimDueDeliveries\` would claim them, and returned ready to send.
+ *
+ * The same SQL on both engines, in the form each runs fastest. PostgreSQL runs it as one
+ * statement (the events' INSERT a data-modifying CTE), so a batch costs one round trip and
+ * needs no BEGIN or COMMIT. SQLite cannot write in a CTE; it runs the two INSERTs and the
+ * claim's SELECT in a transaction, where a statement costs no round trip.
+ */
+export async function publishEvents(
+  db: Database,
+  events: readonly NewEvent[],
+  lease: PublishLease | null,
+): Promise<PublishedBatch> {
+  if (events.length === 0) return { queued: [], handed: [] };
+  const leaseValues: SqlValue[] = [
+    true,
+    lease?.limit ?? 0,
+    lease?.until ?? 0,
+    lease?.token ?? null,
+  ];
+  const batch = batchValues(events);
+  const token = lease?.token ?? "";
+  let rows: (ClaimedRow & { lease_owner: string | null })[];
+  let handed: ClaimedDelivery[];
+  if (db.dialect === "postgres") {
+    rows = await db.query(
+      `WITH ${batchTable(events.length, 5)},
+       ev AS (INSERT INTO events (id, workspace_id, type, body, created_at)
+              SELECT id, workspace_id, type, body, created_at FROM batch ORDER BY position
+              RETURNING id),
+       ins AS (WITH ${insertDeliveries})
+       SELECT ins.seq, ins.event_id, ins.event_type, ins.attempts, ins.lease_owner,
+              CASE WHEN ins.lease_owner IS NULL THEN NULL ELSE b.body END AS body,
+              d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext
+       FROM ins
+       JOIN batch b ON b.id = ins.event_id
+       JOIN destinations d ON d.id = ins.destination_id
+       ORDER BY ins.seq`,
+      [...leaseValues, ...batch],
+    );
+    handed = rows
+      .filter((row) => row.lease_owner !== null)
+      .map((row) => toClaimedDelivery(row, token));
+  } else {
+    ({ rows, handed } = await db.transaction(async (tx) => {
+      await tx.execute(
+        `WITH ${batchTable(events.length, 1)}
+         INSERT INTO events (id, workspace_id, type, body, created_at)
+         SELECT id, workspace_id, type, body, created_at FROM batch ORDER BY position`,
+        batch,
+      );
+      const inserted = await tx.query<ClaimedRow & { lease_owner: string | null }>(
+        `WITH ${batchTable(events.length, 5)}, ${insertDeliveries}`,
+        [...leaseValues, ...batch],
+      );
+      const leased = inserted
+        .filter((row) => row.lease_owner !== null)
+        .map((row) => Number(row.seq))
+        .sort((a, b) => a - b);
+      return { rows: inserted, handed: await selectClaimed(tx, leased, token) };
+    }));
+  }
   const counts = new Map<string, number>();
-  for (const { event_id } of queued) counts.set(event_id, (counts.get(event_id) ?? 0) + 1);
-  const leased = queued
-    .filter((row) => Number(row.leased) === 1)
-    .map((row) => Number(row.seq))
-    .sort((a, b) => a - b);
-  return { queued: events.map((event) => counts.get(event.id) ?? 0), leased };
+  for (const { event_id } of rows) counts.set(event_id, (counts.get(event_id) ?? 0) + 1);
+  return { queued: events.map((event) => counts.get(event.id) ?? 0), handed };
 }
