@@ -73,7 +73,7 @@ import {
 import { initialiseInstance, insertWorkspace, selectWorkspace } from "./sql/workspaces.ts";
 
 /**
- * The most publishes or results one batch carries: 256 × 8 parameters stays far inside both
+ * The most publishes or results one batch carries: 256 × 10 parameters stays far inside both
  * engines' limits on a statement's parameters.
  */
 const maxBatch = 256;
@@ -100,10 +100,9 @@ export class SqlStore implements Store {
     this.#db = db;
     this.#clock = clock;
     this.#publishes = new Batcher((events) => this.#publishBatch(events), { maxBatch });
-    this.#results = new Batcher(
-      (reports) => this.#db.transaction((tx) => finishAttempts(tx, reports, this.#now())),
-      { maxBatch },
-    );
+    this.#results = new Batcher((reports) => finishAttempts(this.#db, reports, this.#now()), {
+      maxBatch,
+    });
     this.#keyLookups = new Batcher((hashes) => selectActiveApiKeysByHash(this.#db, hashes), {
       maxBatch,
     });

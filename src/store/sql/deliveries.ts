@@ -112,22 +112,56 @@ export interface FinishedAttempt {
   readonly report: AttemptReport;
 }
 
-const resultColumns = ["BIGINT", "TEXT", "TEXT", "BIGINT", "TEXT", "INTEGER", "BIGINT", "INTEGER"];
+const resultColumns = [
+  "BIGINT",
+  "TEXT",
+  "TEXT",
+  "BIGINT",
+  "TEXT",
+  "INTEGER",
+  "BIGINT",
+  "INTEGER",
+  "INTEGER",
+  "TEXT",
+];
 
 /**
- * Records a batch of reports: call inside a transaction. Only the claim that holds a
- * delivery's lease may report on it; returns, per report in order, whether it was recorded.
- * Two statements whatever the batch's size: one UPDATE of every delivery from a VALUES list,
- * one INSERT of the attempts made. A delivery reported twice in one batch (by an expired
- * claim and the current one) is recorded in rounds, so each report meets the row as the
- * previous one left it.
+ * Records a batch of reports, durably. Only the claim that holds a delivery's lease may report
+ * on it; returns, per report in order, whether it was recorded. A delivery reported twice in
+ * one batch (by an expired claim and the current one) is recorded in rounds, so each report
+ * meets the row as the previous one left it.
+ *
+ * A round is one UPDATE of every delivery from a VALUES list and one INSERT of the attempts
+ * made. On PostgreSQL the two are one statement (the UPDATE a data-modifying CTE), and a batch
+ * of one round needs no transaction: one round trip. SQLite, which cannot write in a CTE and
+ * has no round trips, runs the two statements, in a transaction.
  */
 export async function finishAttempts(
-  tx: SqlExecutor,
+  db: Database,
   reports: readonly FinishedAttempt[],
   now: number,
 ): Promise<boolean[]> {
-  const recorded: boolean[] = reports.map(() => false);
+  const rounds = splitIntoRounds(reports);
+  const record = async (executor: SqlExecutor): Promise<boolean[]> => {
+    const recorded: boolean[] = reports.map(() => false);
+    for (const round of rounds) {
+      const changed = await finishRound(
+        executor,
+        db.dialect,
+        round.map((index) => reports[index] as FinishedAttempt),
+        now,
+      );
+      for (const index of round)
+        recorded[index] = changed.has((reports[index] as FinishedAttempt).seq);
+    }
+    return recorded;
+  };
+  return db.dialect === "postgres" && rounds.length === 1 ? record(db) : db.transaction(record);
+}
+
+/** The reports' indexes in rounds, in order, where no delivery appears twice in a round. */
+function splitIntoRounds(reports: readonly FinishedAttempt[]): number[][] {
+  const rounds: number[][] = [];
   let remaining = reports.map((_, index) => index);
   while (remaining.length > 0) {
     const seen = new Set<number>();
@@ -138,21 +172,16 @@ export async function finishAttempts(
       (seen.has(seq) ? later : round).push(index);
       seen.add(seq);
     }
-    const changed = await finishRound(
-      tx,
-      round.map((index) => reports[index] as FinishedAttempt),
-      now,
-    );
-    for (const index of round)
-      recorded[index] = changed.has((reports[index] as FinishedAttempt).seq);
+    rounds.push(round);
     remaining = later;
   }
-  return recorded;
+  return rounds;
 }
 
 /** One round: no delivery appears twice. Returns the seqs whose report was recorded. */
 async function finishRound(
-  tx: SqlExecutor,
+  executor: SqlExecutor,
+  dialect: Database["dialect"],
   reports: readonly FinishedAttempt[],
   now: number,
 ): Promise<Set<number>> {
@@ -166,20 +195,39 @@ async function finishRound(
       attempt === null ? 0 : 1,
       attempt?.startedAt.getTime() ?? null,
       attempt?.statusCode ?? null,
+      attempt === null ? null : Math.round(attempt.durationMs),
+      attempt?.errorClass ?? null,
     ],
   );
+  const results = `r (seq, lease, status, next_attempt_at, last_error, attempted, started_at,
+                      status_code, duration_ms, error_class)
+       AS (VALUES ${valuesRows(reports.length, resultColumns.length, 2, resultColumns)})`;
   // An attempt that was made counts, and its time and status become the latest.
-  const rows = await tx.query<{ seq: number | string; attempts: number | string }>(
-    `WITH r (seq, lease, status, next_attempt_at, last_error, attempted, started_at, status_code)
-       AS (VALUES ${valuesRows(reports.length, resultColumns.length, 2, resultColumns)})
-     UPDATE deliveries SET status = r.status, next_attempt_at = r.next_attempt_at,
+  const update = `UPDATE deliveries SET status = r.status, next_attempt_at = r.next_attempt_at,
        lease_owner = NULL, last_error = r.last_error, updated_at = $1,
        attempts = deliveries.attempts + r.attempted,
        last_attempt_at = CASE WHEN r.attempted = 1 THEN r.started_at ELSE deliveries.last_attempt_at END,
        last_status_code = CASE WHEN r.attempted = 1 THEN r.status_code ELSE deliveries.last_status_code END
      FROM r
-     WHERE deliveries.seq = r.seq AND deliveries.lease_owner = r.lease AND deliveries.status = 'pending'
-     RETURNING deliveries.seq, deliveries.attempts`,
+     WHERE deliveries.seq = r.seq AND deliveries.lease_owner = r.lease AND deliveries.status = 'pending'`;
+  const insertAttempts = `INSERT INTO delivery_attempts
+       (delivery_seq, attempt, started_at, duration_ms, status_code, error_class)`;
+  if (dialect === "postgres") {
+    const rows = await executor.query<{ seq: number | string }>(
+      `WITH ${results},
+       u AS (${update}
+             RETURNING deliveries.seq, deliveries.attempts, r.attempted, r.started_at,
+                       r.duration_ms, r.status_code, r.error_class),
+       a AS (${insertAttempts}
+             SELECT seq, attempts, started_at, duration_ms, status_code, error_class
+             FROM u WHERE attempted = 1)
+       SELECT seq FROM u`,
+      [now, ...values],
+    );
+    return new Set(rows.map((row) => Number(row.seq)));
+  }
+  const rows = await executor.query<{ seq: number | string; attempts: number | string }>(
+    `WITH ${results} ${update} RETURNING deliveries.seq, deliveries.attempts`,
     [now, ...values],
   );
   const attemptNumbers = new Map(rows.map((row) => [Number(row.seq), Number(row.attempts)]));
@@ -187,10 +235,8 @@ async function finishRound(
     ({ seq, report }) => report.attempt !== null && attemptNumbers.has(seq),
   );
   if (made.length > 0) {
-    await tx.execute(
-      `INSERT INTO delivery_attempts
-         (delivery_seq, attempt, started_at, duration_ms, status_code, error_class)
-       VALUES ${valuesRows(made.length, 6)}`,
+    await executor.execute(
+      `${insertAttempts} VALUES ${valuesRows(made.length, 6)}`,
       made.flatMap(({ seq, report }): SqlValue[] => {
         const attempt = report.attempt as AttemptRecord;
         return [
