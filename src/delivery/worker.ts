@@ -36,8 +36,9 @@ export class DeliveryWorker implements DeliveryTaker {
   readonly #options: WorkerOptions;
   readonly #signal = new WorkSignal();
   readonly #inFlight = new Set<Promise<void>>();
-  /** Slots set aside for publish batches being written. */
+  /** Slots set aside for publish batches being written, and for the loop's claim under way. */
   #reserved = 0;
+  #claiming = 0;
   #caughtUp = false;
   /** Counts wake-ups, so that a claim racing one does not count as caught up. */
   #wakeUps = 0;
@@ -88,7 +89,8 @@ export class DeliveryWorker implements DeliveryTaker {
   }
 
   #free(): number {
-    return Math.max(0, this.#options.concurrency - this.#inFlight.size - this.#reserved);
+    const held = this.#inFlight.size + this.#reserved + this.#claiming;
+    return Math.max(0, this.#options.concurrency - held);
   }
 
   /** Stops claiming, and waits for the attempts in flight (each bounded by the timeout). */
@@ -104,11 +106,16 @@ export class DeliveryWorker implements DeliveryTaker {
       try {
         const free = this.#free();
         const wakeUps = this.#wakeUps;
-        const claimed =
-          free > 0
-            ? await this.#store.claimDueDeliveries(this.owner, free, this.#options.leaseMs)
-            : [];
-        if (free > 0) this.#caughtUp = claimed.length < free && wakeUps === this.#wakeUps;
+        let claimed: ClaimedDelivery[] = [];
+        if (free > 0) {
+          this.#claiming = free;
+          try {
+            claimed = await this.#store.claimDueDeliveries(this.owner, free, this.#options.leaseMs);
+          } finally {
+            this.#claiming = 0;
+          }
+          this.#caughtUp = claimed.length < free && wakeUps === this.#wakeUps;
+        }
         for (const delivery of claimed) this.#begin(delivery);
         // A full batch suggests more are due: claim again as soon as a slot frees.
         if (free > 0 && claimed.length === free) continue;
@@ -122,20 +129,29 @@ export class DeliveryWorker implements DeliveryTaker {
 
   async #idleDelay(): Promise<number> {
     const idlePollMs = this.#options.idlePollMs();
+    // Every slot attempting: one that finishes wakes the loop if anything may be due (see
+    // #begin); else the poll does.
     if (this.#inFlight.size >= this.#options.concurrency) return idlePollMs;
     const due = await this.#store.nextDueAt();
     if (due === null) return idlePollMs;
     const untilDue = due.getTime() - this.#now();
-    return Math.min(Math.max(untilDue, 0), idlePollMs);
+    if (untilDue > 0) return Math.min(untilDue, idlePollMs);
+    // Something is due (a retry, an expired lease, another process's delivery): no fresh
+    // deliveries are taken until it is claimed. Slots that publish batches hold come back
+    // through take(), which then wakes the loop.
+    this.#caughtUp = false;
+    return this.#free() > 0 ? 0 : idlePollMs;
   }
 
   #begin(delivery: ClaimedDelivery): void {
-    const task = this.#attempt(delivery).then((lookAgain) => {
-      this.#inFlight.delete(task);
-      // A freed slot needs a claim only if something may be due; a retry may be due sooner
-      // than the loop's sleep.
-      if (lookAgain || !this.#caughtUp) this.#signal.notify();
-    });
+    const task = this.#attempt(delivery)
+      .then(undefined, () => true)
+      .then((lookAgain) => {
+        this.#inFlight.delete(task);
+        // A freed slot needs a claim only if something may be due; a retry may be due sooner
+        // than the loop's sleep.
+        if (lookAgain || !this.#caughtUp) this.#signal.notify();
+      });
     this.#inFlight.add(task);
   }
 

@@ -60,27 +60,37 @@ describe("fresh deliveries handed to the worker in the same process", () => {
     return id;
   };
 
-  it("takes fresh deliveries only while no backlog waits, and the backlog goes first", async () => {
-    const workspace = (await store.createWorkspace({ id: "ws_hand", name: "hand" })).id;
-    await store.createDestination({
-      id: "dst_hand",
-      workspaceId: workspace,
-      url: "https://hooks.test/hand",
-      events: ["*"],
-      secretCiphertext: "sealed",
-    });
-    const backlog = [await publish(workspace), await publish(workspace), await publish(workspace)];
-
+  /**
+   * A worker on the store, its lookups held by the test (or failing at once), registered as
+   * the store's taker; it records which events it claimed, in order, and which it was handed.
+   */
+  const startWorker = (options: { holdLookups: boolean; concurrency: number }) => {
+    const claimed: string[] = [];
+    const handed: string[] = [];
+    const polls = { nextDueAt: 0 };
+    const claiming: Store = Object.create(store) as Store;
+    claiming.claimDueDeliveries = async (owner, limit, leaseMs) => {
+      const deliveries = await store.claimDueDeliveries(owner, limit, leaseMs);
+      claimed.push(...deliveries.map((delivery) => delivery.eventId));
+      return deliveries;
+    };
+    claiming.nextDueAt = () => {
+      polls.nextDueAt += 1;
+      return store.nextDueAt();
+    };
+    claiming.finishAttempt = (lease, seq, report) => store.finishAttempt(lease, seq, report);
     const worker = new DeliveryWorker(
-      store,
+      claiming,
       {
         signingKeys: new SigningKeys(new SecretBox(Buffer.alloc(32, 1))),
         resolver: {
           resolve: () =>
             new Promise((_, reject) => {
-              held.push(() => {
-                reject(new Error("held lookup let go"));
-              });
+              const fail = (): void => {
+                reject(new Error("the lookup failed"));
+              };
+              if (options.holdLookups) held.push(fail);
+              else fail();
             }),
         },
         addressPolicy: new AddressPolicy(),
@@ -90,10 +100,8 @@ describe("fresh deliveries handed to the worker in the same process", () => {
         timeoutMs: 1000,
       },
       pino({ level: "silent" }),
-      { concurrency: 2, leaseMs: 60_000, idlePollMs: () => 50 },
+      { concurrency: options.concurrency, leaseMs: 60_000, idlePollMs: () => 50 },
     );
-    /** Which events the worker got, and how: claimed by its loop or handed by a publish. */
-    const handed: string[] = [];
     store.handDeliveriesTo({
       owner: worker.owner,
       leaseMs: worker.leaseMs,
@@ -108,33 +116,60 @@ describe("fresh deliveries handed to the worker in the same process", () => {
     });
     assert.equal(worker.reserve(), 0, "a worker that has not started takes nothing");
     worker.start();
+    return {
+      worker,
+      claimed,
+      handed,
+      polls,
+      stop: async (): Promise<void> => {
+        releaseLookups();
+        store.handDeliveriesTo(null);
+        await worker.stop();
+      },
+    };
+  };
+
+  /** A workspace with one destination subscribed to everything. */
+  const workspaceWithDestination = async (name: string): Promise<string> => {
+    const workspace = (await store.createWorkspace({ id: `ws_${name}`, name })).id;
+    await store.createDestination({
+      id: `dst_${name}`,
+      workspaceId: workspace,
+      url: `https://hooks.test/${name}`,
+      events: ["*"],
+      secretCiphertext: "sealed",
+    });
+    return workspace;
+  };
+
+  it("takes fresh deliveries only while no backlog waits, and the backlog goes first", async () => {
+    const workspace = await workspaceWithDestination("hand");
+    const backlog = [await publish(workspace), await publish(workspace), await publish(workspace)];
+    const { worker, claimed, handed, stop } = startWorker({ holdLookups: true, concurrency: 2 });
     try {
       // Two slots, three due: the loop claims the two oldest, and knows one more waits.
       await until(() => held.length === 2, "two attempts under way");
       const fresh = await publish(workspace);
       assert.equal(handed.length, 0, "with a backlog, nothing is handed over");
 
-      // The slots free: the loop claims the oldest due (the third of the backlog) before the
-      // fresh one, each in its turn.
+      // The slots free: the loop claims the rest of the backlog, then the fresh one.
       releaseLookups();
-      await until(() => held.length === 2, "the rest of the backlog and the fresh event under way");
+      await until(
+        () => claimed.length === 4,
+        "the rest of the backlog and the fresh event claimed",
+      );
+      assert.deepEqual(claimed, [...backlog, fresh], "oldest due first");
       releaseLookups();
-      const last = await store.getLastDelivery(workspace, "dst_hand");
-      assert.equal(last?.notificationId, fresh);
 
       // Caught up now (its last claim found less than it had room for): a publish is handed
       // over whole, and is attempted without a claim.
-      await eventually(
-        async () =>
-          (await store.getLastDelivery(workspace, "dst_hand"))?.attempts === 1 ? true : undefined,
-        { what: "the fresh event attempted" },
-      );
+      let granted = 0;
       await until(() => {
         if (held.length > 0) releaseLookups();
-        // The first reservation that is granted is given back at once, unused.
-        return worker.reserve() > 0;
+        granted = worker.reserve();
+        return granted > 0;
       }, "the worker caught up");
-      worker.take(2, []);
+      worker.take(granted, []); // the probe's reservation, given back unused
       const next = await publish(workspace);
       assert.deepEqual(handed, [next]);
       assert.equal(
@@ -143,11 +178,40 @@ describe("fresh deliveries handed to the worker in the same process", () => {
         "the handed delivery is claimed already",
       );
       await until(() => held.length === 1, "the handed delivery attempted");
-      assert.ok(backlog.every((id) => !handed.includes(id)));
+      assert.equal(claimed.length, 4, "it was never claimed by the loop");
     } finally {
-      releaseLookups();
-      store.handDeliveriesTo(null);
-      await worker.stop();
+      await stop();
+    }
+  });
+
+  it("waits for a publish's reservation without polling, then claims what fell due meanwhile", async () => {
+    const workspace = await workspaceWithDestination("steady");
+    // A delivery claimed elsewhere whose lease ends soon: due again, and nobody announces it.
+    const abandoned = await publish(workspace);
+    const [lost] = await store.claimDueDeliveries("crashed", 1, 200);
+    assert.equal(lost?.eventId, abandoned);
+    const { worker, claimed, polls, stop } = startWorker({ holdLookups: false, concurrency: 4 });
+    try {
+      // A publish batch takes every free slot, and is slow to commit.
+      let granted = 0;
+      await until(() => (granted = worker.reserve()) > 0, "the worker caught up");
+      assert.equal(granted, 4);
+      const before = polls.nextDueAt;
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      assert.ok(
+        polls.nextDueAt - before < 30,
+        `the loop polled ${polls.nextDueAt - before} times in 600 ms (idle poll: 50 ms)`,
+      );
+      assert.ok(!claimed.includes(abandoned), "no slot was free for it");
+      assert.equal(worker.reserve(), 0, "nothing is free while the reservation holds");
+
+      // The batch commits with nothing for the worker: the slots come back, and the delivery
+      // that fell due is claimed before any fresh one is taken.
+      worker.take(granted, []);
+      assert.equal(worker.reserve(), 0, "something is due: no fresh deliveries are taken");
+      await until(() => claimed.includes(abandoned), "the abandoned delivery claimed");
+    } finally {
+      await stop();
     }
   });
 });
