@@ -36,6 +36,17 @@ export interface Database extends SqlExecutor {
   /** Appended to a SELECT of a row about to be changed: `FOR UPDATE` on PostgreSQL. */
   readonly rowLockClause: string;
   /**
+   * Whether a statement may write in its CTEs (PostgreSQL): then several writes are one
+   * statement, one round trip, committed by itself. SQLite cannot; it has no round trips to
+   * save either, so it runs the writes one by one in a transaction.
+   */
+  readonly writesInCtes: boolean;
+  /**
+   * A subquery giving the texts of the JSON array in parameter `placeholder`, one row each:
+   * one statement for a list of any length (`IN (…)`), so its plan is made once.
+   */
+  textsOfJsonArray(placeholder: string): string;
+  /**
    * Called after a transaction that queued deliveries has committed, so that workers in other
    * processes wake: a `NOTIFY svc_deliveries` on PostgreSQL, coalesced (at most one in flight;
    * calls meanwhile are folded into one more). Not inside the publishing transaction: a

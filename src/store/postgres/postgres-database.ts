@@ -31,6 +31,7 @@ export class PostgresDatabase implements Database {
   readonly dialect = "postgres";
   readonly claimLockClause = "FOR UPDATE SKIP LOCKED";
   readonly rowLockClause = "FOR UPDATE";
+  readonly writesInCtes = true;
   readonly #pool: pg.Pool;
   readonly #onNoticeError: (error: Error) => void;
   /** Whether a NOTIFY is on its way, and whether another was asked for meanwhile. */
@@ -45,6 +46,10 @@ export class PostgresDatabase implements Database {
       options.onIdleError?.(error);
     });
     this.#onNoticeError = options.onNoticeError ?? (() => undefined);
+  }
+
+  textsOfJsonArray(placeholder: string): string {
+    return `SELECT jsonb_array_elements_text(CAST(${placeholder} AS JSONB))`;
   }
 
   announceDeliveriesQueued(): void {

@@ -40,13 +40,9 @@ export async function selectActiveApiKeysByHash(
   db: Database,
   tokenHashes: readonly string[],
 ): Promise<(ApiKey | null)[]> {
-  const list =
-    db.dialect === "postgres"
-      ? "SELECT jsonb_array_elements_text(CAST($1 AS JSONB))"
-      : "SELECT value FROM json_each($1)";
   const rows = await db.query<ApiKeyRow & { token_hash: string }>(
     `SELECT token_hash, ${columns} FROM api_keys
-     WHERE token_hash IN (${list}) AND revoked_at IS NULL`,
+     WHERE token_hash IN (${db.textsOfJsonArray("$1")}) AND revoked_at IS NULL`,
     [JSON.stringify(tokenHashes)],
   );
   const byHash = new Map(rows.map((row) => [row.token_hash, toApiKey(row)]));

@@ -147,7 +147,7 @@ export async function finishAttempts(
     for (const round of rounds) {
       const changed = await finishRound(
         executor,
-        db.dialect,
+        db.writesInCtes,
         round.map((index) => reports[index] as FinishedAttempt),
         now,
       );
@@ -156,7 +156,7 @@ export async function finishAttempts(
     }
     return recorded;
   };
-  return db.dialect === "postgres" && rounds.length === 1 ? record(db) : db.transaction(record);
+  return db.writesInCtes && rounds.length === 1 ? record(db) : db.transaction(record);
 }
 
 /** The reports' indexes in rounds, in order, where no delivery appears twice in a round. */
@@ -181,7 +181,7 @@ function splitIntoRounds(reports: readonly FinishedAttempt[]): number[][] {
 /** One round: no delivery appears twice. Returns the seqs whose report was recorded. */
 async function finishRound(
   executor: SqlExecutor,
-  dialect: Database["dialect"],
+  writesInCtes: boolean,
   reports: readonly FinishedAttempt[],
   now: number,
 ): Promise<Set<number>> {
@@ -212,7 +212,7 @@ async function finishRound(
      WHERE deliveries.seq = r.seq AND deliveries.lease_owner = r.lease AND deliveries.status = 'pending'`;
   const insertAttempts = `INSERT INTO delivery_attempts
        (delivery_seq, attempt, started_at, duration_ms, status_code, error_class)`;
-  if (dialect === "postgres") {
+  if (writesInCtes) {
     const rows = await executor.query<{ seq: number | string }>(
       `WITH ${results},
        u AS (${update}

@@ -87,7 +87,7 @@ export async function publishEvents(
   const token = lease?.token ?? "";
   let rows: (ClaimedRow & { lease_owner: string | null })[];
   let handed: ClaimedDelivery[];
-  if (db.dialect === "postgres") {
+  if (db.writesInCtes) {
     rows = await db.query(
       `WITH ${batchTable(events.length, 5)},
        ev AS (INSERT INTO events (id, workspace_id, type, body, created_at)

@@ -50,6 +50,7 @@ export class SqliteDatabase implements Database {
   readonly dialect = "sqlite";
   readonly claimLockClause = "";
   readonly rowLockClause = "";
+  readonly writesInCtes = false;
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
   /** True while a transaction holds the connection; `#transactionDone` settles when it ends. */
@@ -293,6 +294,10 @@ export class SqliteDatabase implements Database {
       this.#db.exec(sql);
     });
     await this.#durableUpTo(++this.#committed);
+  }
+
+  textsOfJsonArray(placeholder: string): string {
+    return `SELECT value FROM json_each(${placeholder})`;
   }
 
   announceDeliveriesQueued(): void {
