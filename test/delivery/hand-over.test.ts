@@ -68,8 +68,11 @@ describe("fresh deliveries handed to the worker in the same process", () => {
     const claimed: string[] = [];
     const handed: string[] = [];
     const polls = { nextDueAt: 0 };
+    /** Called as each claim starts, before it reaches the store. */
+    const hooks: { duringClaim: (limit: number) => void } = { duringClaim: () => undefined };
     const claiming: Store = Object.create(store) as Store;
     claiming.claimDueDeliveries = async (owner, limit, leaseMs) => {
+      hooks.duringClaim(limit);
       const deliveries = await store.claimDueDeliveries(owner, limit, leaseMs);
       claimed.push(...deliveries.map((delivery) => delivery.eventId));
       return deliveries;
@@ -121,6 +124,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
       claimed,
       handed,
       polls,
+      hooks,
       stop: async (): Promise<void> => {
         releaseLookups();
         store.handDeliveriesTo(null);
@@ -210,6 +214,32 @@ describe("fresh deliveries handed to the worker in the same process", () => {
       worker.take(granted, []);
       assert.equal(worker.reserve(), 0, "something is due: no fresh deliveries are taken");
       await until(() => claimed.includes(abandoned), "the abandoned delivery claimed");
+    } finally {
+      await stop();
+    }
+  });
+
+  it("never lets a claim and a publish's reservation count the same free slot", async () => {
+    const workspace = await workspaceWithDestination("slots");
+    const { worker, hooks, stop } = startWorker({ holdLookups: true, concurrency: 4 });
+    try {
+      let granted = 0;
+      await until(() => (granted = worker.reserve()) > 0, "the worker caught up");
+      worker.take(granted, []);
+      // One delivery, handed over; its attempt waits on the test's lookup.
+      await publish(workspace);
+      await until(() => held.length === 1, "the handed delivery attempted");
+      // When it fails, a retry is scheduled and the loop claims with every free slot; a publish
+      // batch starting during that claim finds none left for it.
+      const during: { limit: number; reserved: number }[] = [];
+      hooks.duringClaim = (limit) => {
+        during.push({ limit, reserved: worker.reserve() });
+      };
+      releaseLookups();
+      await until(() => during.length > 0, "the loop's claim");
+      const [first] = during;
+      assert.ok(first !== undefined && first.limit > 0);
+      assert.equal(first.reserved, 0, `a claim of ${first.limit} left slots to reserve`);
     } finally {
       await stop();
     }
