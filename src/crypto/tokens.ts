@@ -1,8 +1,40 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, randomBytes, randomFillSync } from "node:crypto";
+
+/**
+ * Random bytes for identifiers, drawn from a pool refilled 4 KiB at a time: one call into the
+ * CSPRNG per ~400 ids instead of one per id. Identifiers are not secrets (knowing one grants
+ * nothing), so sharing a pool is safe; secrets and tokens below call `randomBytes` themselves.
+ */
+const idPool = Buffer.alloc(4096);
+let idPoolOffset = idPool.length;
+
+function randomHex(bytes: number): string {
+  if (idPoolOffset + bytes > idPool.length) {
+    randomFillSync(idPool);
+    idPoolOffset = 0;
+  }
+  const hex = idPool.toString("hex", idPoolOffset, idPoolOffset + bytes);
+  idPoolOffset += bytes;
+  return hex;
+}
 
 /** Public identifiers: a type prefix and 96 random bits, e.g. `dst_5f0c…`. */
-export function newId(prefix: "ws" | "key" | "dst" | "evt" | "usr" | "ses"): string {
-  return `${prefix}_${randomBytes(12).toString("hex")}`;
+export function newId(prefix: "ws" | "key" | "dst" | "usr" | "ses"): string {
+  return `${prefix}_${randomHex(12)}`;
+}
+
+/**
+ * Event ids: `evt_`, then the event's creation time in milliseconds (48 bits, 12 hex digits),
+ * then 64 random bits: `evt_019a…`. Events are the one high-volume table, and ids made in time
+ * order land at the right-hand end of the indexes that hold them (the events' and the
+ * deliveries' unique keys) instead of on a random page each: a publish batch dirties a few
+ * pages instead of one per event, so its insert and its COMMIT write less (decision 20). The
+ * random part keeps ids made in the same millisecond, by any process, apart: at 10,000 events
+ * a second, a collision is expected once in ~10 million years.
+ */
+export function newEventId(createdAt: Date): string {
+  const millis = Math.min(Math.max(createdAt.getTime(), 0), 2 ** 48 - 1);
+  return `evt_${millis.toString(16).padStart(12, "0")}${randomHex(8)}`;
 }
 
 /** Signing secrets: `whsec_` and 32 random bytes, base64url. */

@@ -87,6 +87,12 @@ describe("delivery of notifications", () => {
     assert.equal(request.headers["content-type"], "application/json");
     assert.match(String(request.headers["user-agent"]), /^svc-webhooks\/\d+\.\d+\.\d+$/);
     assert.equal(request.headers["webhook-id"], published.id);
+    assert.match(published.id, /^evt_[0-9a-f]{28}$/);
+    assert.equal(
+      Math.floor(parseInt(published.id.slice(4, 16), 16) / 1000),
+      published.created,
+      "the id starts with the creation time, in milliseconds",
+    );
     const timestamp = verifiedTimestamp(request, destination.secret ?? "");
     assert.ok(Math.abs(timestamp - before) <= 5, "the timestamp is Unix seconds, now");
     assert.deepEqual(JSON.parse(request.bodyText), {

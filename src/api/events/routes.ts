@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { newId } from "../../crypto/tokens.ts";
+import { newEventId } from "../../crypto/tokens.ts";
 import { EVENT_TYPES } from "../../interfaces.ts";
 import type { ApiDependencies } from "../dependencies.ts";
 import { parseInput, workspaceParams } from "../webhooks/input.ts";
@@ -23,7 +23,7 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
     const input = parseInput(publishBody, request.body);
     const createdAt = clock.now();
     const head: NotificationHead = {
-      id: newId("evt"),
+      id: newEventId(createdAt),
       type: input.type,
       api_version: API_VERSION,
       created: Math.floor(createdAt.getTime() / 1000),

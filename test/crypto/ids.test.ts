@@ -1,0 +1,34 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { newEventId, newId } from "../../src/crypto/tokens.ts";
+
+describe("identifiers", () => {
+  it("gives other resources a prefix and 96 random bits", () => {
+    const ids = Array.from({ length: 2000 }, () => newId("dst"));
+    for (const id of ids) assert.match(id, /^dst_[0-9a-f]{24}$/);
+    assert.equal(new Set(ids).size, ids.length);
+  });
+
+  it("starts an event id with its creation time, so ids sort in the order they were made", () => {
+    const at = new Date("2026-11-21T12:00:00.000Z");
+    const id = newEventId(at);
+    assert.match(id, /^evt_[0-9a-f]{28}$/);
+    assert.equal(parseInt(id.slice(4, 16), 16), at.getTime());
+    const later = newEventId(new Date(at.getTime() + 1));
+    assert.ok(later > id, `${later} sorts after ${id}`);
+  });
+
+  it("keeps event ids made in the same millisecond apart, across refills of the random pool", () => {
+    const at = new Date("2026-11-21T12:00:00.000Z");
+    // 20,000 ids use 160,000 random bytes: the 4 KiB pool is refilled ~40 times.
+    const ids = Array.from({ length: 20_000 }, () => newEventId(at));
+    assert.equal(new Set(ids).size, ids.length);
+    const tails = new Set(ids.map((id) => id.slice(16)));
+    assert.equal(tails.size, ids.length, "the random parts differ");
+  });
+
+  it("clamps times outside 48 bits instead of growing the id", () => {
+    assert.match(newEventId(new Date(-1)), /^evt_000000000000[0-9a-f]{16}$/);
+    assert.match(newEventId(new Date(8.64e15)), /^evt_ffffffffffff[0-9a-f]{16}$/);
+  });
+});
