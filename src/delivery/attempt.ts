@@ -5,7 +5,7 @@ import type { AddressPolicy } from "../net/address-policy.ts";
 import { checkDestinationUrl } from "../net/destination-url.ts";
 import { signatureHeaderWithKey } from "../receiver/signature.ts";
 import { VERSION } from "../version.ts";
-import type { HttpSender, SendOutcome } from "./http-sender.ts";
+import type { Sender, SendOutcome } from "./http-sender.ts";
 import { parseRetryAfter, type RetrySchedule } from "./retry-schedule.ts";
 import type { SigningKeys } from "./signing-keys.ts";
 
@@ -13,7 +13,7 @@ export interface AttemptDependencies {
   readonly signingKeys: SigningKeys;
   readonly resolver: Resolver;
   readonly addressPolicy: AddressPolicy;
-  readonly sender: HttpSender;
+  readonly sender: Sender;
   readonly schedule: RetrySchedule;
   readonly clock: Clock;
   readonly timeoutMs: number;

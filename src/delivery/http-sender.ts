@@ -19,6 +19,13 @@ export type SendOutcome =
   | { readonly kind: "response"; readonly statusCode: number; readonly retryAfter?: string }
   | { readonly kind: "error"; readonly errorClass: ErrorClass; readonly message: string };
 
+/** What the delivery worker sends with: an `HttpSender` here, or one in a thread. */
+export interface Sender {
+  /** Never rejects for the receiver's sake: every failure to reach it is a `SendOutcome`. */
+  send(message: SendRequest): Promise<SendOutcome>;
+  close(): Promise<void>;
+}
+
 type LookupCallback = (
   error: NodeJS.ErrnoException | null,
   address: string | LookupAddress[],
@@ -35,7 +42,7 @@ const responseBodyLimit = 4096;
  * pinned for the host name by the attempt, never from a second DNS query, so there is no
  * window in which DNS could rebind the name to a private address.
  */
-export class HttpSender {
+export class HttpSender implements Sender {
   readonly #pinned = new Map<string, readonly string[]>();
   readonly #agent: Agent;
 

@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from "fastify";
 import { resolveTable, type ServerConfig } from "../config/server-config.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
-import { HttpSender } from "../delivery/http-sender.ts";
 import { RetrySchedule } from "../delivery/retry-schedule.ts";
 import { SigningKeys } from "../delivery/signing-keys.ts";
+import { ThreadedSender } from "../delivery/threaded-sender.ts";
 import type { WakeUpSource } from "../delivery/wake-ups.ts";
 import { DeliveryWorker } from "../delivery/worker.ts";
 import type { Clock, Resolver, Store } from "../interfaces.ts";
@@ -50,7 +50,10 @@ export function startDelivery(
   parts: DeliveryParts,
 ): { stop(): Promise<void> } {
   const { store, clock, logger, wakeUps } = parts;
-  const sender = new HttpSender({ connectionsPerOrigin: 16, timeoutMs: config.deliveryTimeout });
+  const sender = new ThreadedSender({
+    connectionsPerOrigin: 16,
+    timeoutMs: config.deliveryTimeout,
+  });
   const worker = new DeliveryWorker(
     store,
     {

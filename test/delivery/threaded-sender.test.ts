@@ -1,0 +1,136 @@
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, it } from "node:test";
+import type { SendRequest } from "../../src/delivery/http-sender.ts";
+import { ThreadedSender } from "../../src/delivery/threaded-sender.ts";
+
+/**
+ * The sender thread (decision 20): requests cross to it in batches and each outcome comes back
+ * to its own caller. A plain-HTTP receiver in this process answers: its status is the number in
+ * the request's path, after the delay in its `x-delay` header.
+ */
+describe("the delivery sender in a thread", () => {
+  let server: Server;
+  let base: string;
+  const received: { path: string; headers: Record<string, unknown>; body: string }[] = [];
+
+  before(async () => {
+    server = createServer((request, response) => {
+      let body = "";
+      request.setEncoding("utf8");
+      request.on("data", (chunk: string) => (body += chunk));
+      request.on("end", () => {
+        received.push({ path: request.url ?? "", headers: request.headers, body });
+        const status = Number(/\/(\d{3})$/.exec(request.url ?? "")?.[1] ?? 200);
+        setTimeout(
+          () => {
+            response.writeHead(status, status === 503 ? { "retry-after": "7" } : {}).end("ok");
+          },
+          Number(request.headers["x-delay"] ?? 0),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const request = (path: string, headers: Record<string, string> = {}): SendRequest => ({
+    url: new URL(`${base}${path}`),
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ path }),
+    timeoutMs: 2000,
+    addresses: ["127.0.0.1"],
+  });
+
+  it("answers each of many concurrent requests with its own receiver's outcome", async () => {
+    const sender = new ThreadedSender({ connectionsPerOrigin: 4, timeoutMs: 2000 });
+    try {
+      const statuses = Array.from({ length: 300 }, (_, index) => [200, 404, 500, 503][index % 4]);
+      const outcomes = await Promise.all(
+        statuses.map((status, index) => sender.send(request(`/n${index}/${status}`))),
+      );
+      outcomes.forEach((outcome, index) => {
+        const status = statuses[index];
+        assert.deepEqual(
+          outcome,
+          status === 503
+            ? { kind: "response", statusCode: 503, retryAfter: "7" }
+            : { kind: "response", statusCode: status },
+        );
+      });
+      const last = received.find((entry) => entry.path === "/n299/503");
+      assert.ok(last);
+      assert.equal(last.body, '{"path":"/n299/503"}');
+      assert.equal(last.headers["content-type"], "application/json");
+    } finally {
+      await sender.close();
+    }
+  });
+
+  it("classifies failures in the thread as the sender in the main thread does", async () => {
+    const sender = new ThreadedSender({ connectionsPerOrigin: 1, timeoutMs: 300 });
+    try {
+      const closed = await new Promise<number>((resolve) => {
+        const probe = createServer().listen(0, "127.0.0.1", () => {
+          const { port } = probe.address() as AddressInfo;
+          probe.close(() => {
+            resolve(port);
+          });
+        });
+      });
+      const refused = await sender.send({
+        ...request("/200"),
+        url: new URL(`http://127.0.0.1:${closed}/200`),
+      });
+      assert.equal(refused.kind === "error" && refused.errorClass, "connection");
+      const slow = await sender.send({ ...request("/200", { "x-delay": "1000" }), timeoutMs: 300 });
+      assert.deepEqual(slow, {
+        kind: "error",
+        errorClass: "timeout",
+        message: "no answer within 300ms",
+      });
+    } finally {
+      await sender.close();
+    }
+  });
+
+  it("lets the requests under way finish before close() ends the thread", async () => {
+    const sender = new ThreadedSender({ connectionsPerOrigin: 2, timeoutMs: 2000 });
+    const pending = [
+      sender.send(request("/200", { "x-delay": "200" })),
+      sender.send(request("/500", { "x-delay": "100" })),
+    ];
+    await sender.close();
+    assert.deepEqual(await Promise.all(pending), [
+      { kind: "response", statusCode: 200 },
+      { kind: "response", statusCode: 500 },
+    ]);
+    await assert.rejects(sender.send(request("/200")), /the sender is closed/);
+  });
+
+  it("fails the requests in a thread that dies, and starts a new one for the next", async () => {
+    const sender = new ThreadedSender(
+      { connectionsPerOrigin: 2, timeoutMs: 2000 },
+      new URL("../support/crashing-sender-thread.js", import.meta.url),
+    );
+    try {
+      assert.deepEqual(await sender.send(request("/200")), { kind: "response", statusCode: 200 });
+      const lost = [
+        sender.send(request("/200", { "x-delay": "500" })),
+        sender.send(request("/200", { "x-test-crash": "1" })),
+      ];
+      for (const outcome of await Promise.allSettled(lost)) {
+        assert.equal(outcome.status, "rejected");
+        assert.match(String(outcome.reason), /the delivery sender thread stopped \(exit code 3\)/);
+      }
+      assert.deepEqual(await sender.send(request("/201")), { kind: "response", statusCode: 201 });
+    } finally {
+      await sender.close();
+    }
+  });
+});
