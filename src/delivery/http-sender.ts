@@ -82,7 +82,15 @@ export class HttpSender implements Sender {
 
   async send(message: SendRequest): Promise<SendOutcome> {
     this.#pinned.set(message.url.hostname, message.addresses);
-    const signal = AbortSignal.timeout(message.timeoutMs);
+    // A timer cleared as soon as the exchange ends, not `AbortSignal.timeout`: its timer (and
+    // what hangs on its signal) would live for the whole timeout after every request, tens of
+    // thousands of them under load, each surviving into the old generation.
+    const controller = new AbortController();
+    const { signal } = controller;
+    const timer = setTimeout(() => {
+      controller.abort();
+    }, message.timeoutMs);
+    timer.unref();
     try {
       const response = await request(message.url, {
         dispatcher: this.#agent,
@@ -100,6 +108,8 @@ export class HttpSender implements Sender {
       };
     } catch (error) {
       return classifyError(error, signal.aborted, message.timeoutMs);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
