@@ -1,8 +1,9 @@
 /**
  * `npm run bench:profile [-- --postgres] [--count N]`: the end-to-end throughput run with
- * the server under `node --cpu-prof`. Writes the profile to bench/results/ (open it in Chrome
- * DevTools or speedscope for the flame graph) and prints the functions with the most self
- * time, grouped by function and file.
+ * the server under `node --cpu-prof`. Writes the profiles of the server's main thread and of
+ * its sender thread to bench/results/ (open them in Chrome DevTools or speedscope for the
+ * flame graphs) and prints, for each, the functions with the most self time, grouped by
+ * function and file.
  */
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -73,23 +74,30 @@ async function main(): Promise<void> {
     const throughput = await measureThroughput(service, receiver, count);
     await service.stop();
     progress(`${throughput.deliveries_per_s}/s (slower than unprofiled)`);
-    // One profile per process and thread (the init command, the server's main thread, its
-    // checkpoint thread): the server's main thread is the one with the most samples.
+    // One profile per process and thread: the init command's, and the server's main thread,
+    // its sender thread and its checkpoint thread. The server's main thread has the most
+    // samples, its sender thread the second most.
     const files = (await readdir(profileDir)).filter((name) => name.endsWith(".cpuprofile"));
     const sizes = await Promise.all(
       files.map(async (name) => ({ name, size: (await stat(join(profileDir, name))).size })),
     );
-    const server = sizes.sort((a, b) => b.size - a.size)[0]?.name;
-    if (server === undefined) throw new Error("the server wrote no profile");
+    const [main, sender] = sizes.sort((a, b) => b.size - a.size).map((file) => file.name);
+    if (main === undefined || sender === undefined) throw new Error("the server wrote no profile");
     const resultsDir = new URL("../../bench/results/", import.meta.url);
     await mkdir(resultsDir, { recursive: true });
-    const kept = new URL(`profile-${backend}.cpuprofile`, resultsDir);
-    await copyFile(join(profileDir, server), kept);
-    const profile = JSON.parse(await readFile(join(profileDir, server), "utf8")) as CpuProfile;
-    for (const { share, name } of summarise(profile).slice(0, top)) {
-      process.stdout.write(`${String(round(share * 100)).padStart(5)}%  ${name}\n`);
+    for (const [thread, file, lines] of [
+      ["main", main, top],
+      ["sender", sender, Math.ceil(top / 2)],
+    ] as const) {
+      const kept = new URL(`profile-${backend}-${thread}.cpuprofile`, resultsDir);
+      await copyFile(join(profileDir, file), kept);
+      const profile = JSON.parse(await readFile(join(profileDir, file), "utf8")) as CpuProfile;
+      process.stdout.write(`\nthe server's ${thread} thread, self time:\n`);
+      for (const { share, name } of summarise(profile).slice(0, lines)) {
+        process.stdout.write(`${String(round(share * 100)).padStart(5)}%  ${name}\n`);
+      }
+      progress(`profile: bench/results/${basename(kept.pathname)}`);
     }
-    progress(`profile: bench/results/${basename(kept.pathname)}`);
   } finally {
     if (pg !== null && !("skipped" in pg)) pg.drop();
     await receiver.close();

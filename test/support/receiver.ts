@@ -145,15 +145,18 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
       answer(response, plan);
       return;
     }
+    // The listener goes once the answer is sent: a kept-alive socket carries many requests.
+    const onClose = (): void => {
+      clearTimeout(timer);
+      timers.delete(timer);
+    };
     const timer = setTimeout(() => {
       timers.delete(timer);
+      request.socket.off("close", onClose);
       answer(response, plan);
     }, delayMs);
     timers.add(timer);
-    request.socket.once("close", () => {
-      clearTimeout(timer);
-      timers.delete(timer);
-    });
+    request.socket.once("close", onClose);
   };
 
   const server = createServer(
