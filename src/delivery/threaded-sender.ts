@@ -27,15 +27,23 @@ export interface SendResult {
  * If the thread dies, the requests in it fail (the worker records an internal error and
  * retries them on the schedule) and the next request starts a new thread.
  */
+interface Waiting {
+  readonly resolve: (outcome: SendOutcome) => void;
+  readonly reject: (error: Error) => void;
+}
+
+/** A running thread and the requests posted to it that it has not answered yet. */
+interface SenderThread {
+  readonly worker: Worker;
+  readonly holding: Map<number, Waiting>;
+}
+
 export class ThreadedSender implements Sender {
   readonly #options: SenderThreadOptions;
   readonly #threadModule: URL;
-  #thread: Worker | null = null;
-  readonly #waiting = new Map<
-    number,
-    { resolve: (outcome: SendOutcome) => void; reject: (error: Error) => void }
-  >();
-  #batch: SendJob[] = [];
+  #thread: SenderThread | null = null;
+  /** Requests of this turn, not yet posted to a thread. */
+  #batch: { readonly job: SendJob; readonly waiting: Waiting }[] = [];
   #lastId = 0;
   #closed = false;
 
@@ -51,15 +59,14 @@ export class ThreadedSender implements Sender {
   send(message: SendRequest): Promise<SendOutcome> {
     if (this.#closed) return Promise.reject(new Error("the sender is closed"));
     return new Promise((resolve, reject) => {
-      const id = ++this.#lastId;
-      this.#waiting.set(id, { resolve, reject });
       if (this.#batch.length === 0) {
         setImmediate(() => {
           this.#post();
         });
       }
       const { url, headers, body, timeoutMs, addresses } = message;
-      this.#batch.push({ id, url: url.href, headers, body, timeoutMs, addresses });
+      const job = { id: ++this.#lastId, url: url.href, headers, body, timeoutMs, addresses };
+      this.#batch.push({ job, waiting: { resolve, reject } });
     });
   }
 
@@ -67,37 +74,46 @@ export class ThreadedSender implements Sender {
     if (this.#batch.length === 0) return;
     const batch = this.#batch;
     this.#batch = [];
-    const thread = (this.#thread ??= this.#start());
+    let thread: SenderThread;
+    try {
+      thread = this.#thread ??= this.#start();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      const failure = new Error(`the delivery sender thread could not start (${reason})`);
+      for (const { waiting } of batch) waiting.reject(failure);
+      return;
+    }
+    // Only what was posted to a thread is failed if that thread dies; a request made after
+    // its death goes to the next thread (sent once, answered once).
+    for (const { job, waiting } of batch) thread.holding.set(job.id, waiting);
     // The thread holds the process open only while it has requests to answer.
-    thread.ref();
-    thread.postMessage(batch);
+    thread.worker.ref();
+    thread.worker.postMessage(batch.map(({ job }) => job));
   }
 
-  #start(): Worker {
-    const thread = new Worker(this.#threadModule, {
-      workerData: this.#options,
-    });
-    thread.on("message", (results: readonly SendResult[]) => {
+  #start(): SenderThread {
+    const worker = new Worker(this.#threadModule, { workerData: this.#options });
+    const thread: SenderThread = { worker, holding: new Map() };
+    worker.on("message", (results: readonly SendResult[]) => {
       for (const { id, outcome } of results) {
-        const waiting = this.#waiting.get(id);
-        this.#waiting.delete(id);
+        const waiting = thread.holding.get(id);
+        thread.holding.delete(id);
         waiting?.resolve(outcome);
       }
-      if (this.#waiting.size === 0 && this.#batch.length === 0) thread.unref();
+      // Once closing, the thread keeps the process open until it has ended.
+      if (thread.holding.size === 0 && !this.#closed) worker.unref();
     });
     let failure: Error | null = null;
-    thread.on("error", (error: Error) => {
+    worker.on("error", (error: Error) => {
       failure = error;
     });
-    thread.on("exit", (code) => {
+    worker.on("exit", (code) => {
       if (this.#thread === thread) this.#thread = null;
       const error = new Error(
         `the delivery sender thread stopped (${failure?.message ?? `exit code ${code}`})`,
       );
-      for (const [id, waiting] of this.#waiting) {
-        this.#waiting.delete(id);
-        waiting.reject(error);
-      }
+      for (const waiting of thread.holding.values()) waiting.reject(error);
+      thread.holding.clear();
     });
     return thread;
   }
@@ -108,9 +124,9 @@ export class ThreadedSender implements Sender {
     this.#post();
     const thread = this.#thread;
     if (thread === null) return;
-    thread.ref();
-    const exited = new Promise((resolve) => thread.once("exit", resolve));
-    thread.postMessage("close");
+    thread.worker.ref();
+    const exited = new Promise((resolve) => thread.worker.once("exit", resolve));
+    thread.worker.postMessage("close");
     await exited;
   }
 }

@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
 import type { SendRequest } from "../../src/delivery/http-sender.ts";
 import { ThreadedSender } from "../../src/delivery/threaded-sender.ts";
+import { runProcess } from "../support/process.ts";
 
 /**
  * The sender thread (decision 20): requests cross to it in batches and each outcome comes back
@@ -113,6 +115,18 @@ describe("the delivery sender in a thread", () => {
     await assert.rejects(sender.send(request("/200")), /the sender is closed/);
   });
 
+  it("keeps the process open until close() has ended the thread, with nothing else to do", async () => {
+    const script = fileURLToPath(new URL("../support/close-sender.js", import.meta.url));
+    const run = await runProcess(process.execPath, [script, `${base}/closing/202`], {
+      env: { PATH: process.env.PATH },
+    });
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), [
+      { kind: "response", statusCode: 202 },
+      { kind: "response", statusCode: 202 },
+    ]);
+  });
+
   it("fails the requests in a thread that dies, and starts a new one for the next", async () => {
     const sender = new ThreadedSender(
       { connectionsPerOrigin: 2, timeoutMs: 2000 },
@@ -129,6 +143,37 @@ describe("the delivery sender in a thread", () => {
         assert.match(String(outcome.reason), /the delivery sender thread stopped \(exit code 3\)/);
       }
       assert.deepEqual(await sender.send(request("/201")), { kind: "response", statusCode: 201 });
+    } finally {
+      await sender.close();
+    }
+  });
+
+  it("sends a request made after its thread died, but before that was noticed, once or never", async () => {
+    const sender = new ThreadedSender(
+      { connectionsPerOrigin: 2, timeoutMs: 2000 },
+      new URL("../support/crashing-sender-thread.js", import.meta.url),
+    );
+    try {
+      await sender.send(request("/warm/200")); // the thread is up
+      const crash = sender.send(request("/200", { "x-test-crash": "1" }));
+      await new Promise((resolve) => setImmediate(resolve)); // the crash request is posted
+      // Hold the event loop while the thread dies: the next request is made before this
+      // thread learns of the death.
+      const until = Date.now() + 500;
+      while (Date.now() < until) {
+        // busy
+      }
+      const late = sender.send(request("/late/201")).catch((error: unknown) => error);
+      await assert.rejects(crash, /the delivery sender thread stopped \(exit code 3\)/);
+      const outcome = await late;
+      await new Promise((resolve) => setTimeout(resolve, 200)); // anything sent has arrived
+      const receipts = received.filter((entry) => entry.path === "/late/201").length;
+      if (outcome instanceof Error) {
+        assert.equal(receipts, 0, `reported as failed (${outcome.message}), yet sent`);
+      } else {
+        assert.deepEqual(outcome, { kind: "response", statusCode: 201 });
+        assert.equal(receipts, 1);
+      }
     } finally {
       await sender.close();
     }
