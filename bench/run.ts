@@ -16,8 +16,8 @@ import { postgresDatabase } from "./postgres.ts";
 
 const quick = process.argv.includes("--quick");
 const sizes = quick
-  ? { throughput: 3000, latencySeconds: 3, getSeconds: 3, backlog: 10_000 }
-  : { throughput: 20_000, latencySeconds: 10, getSeconds: 10, backlog: 100_000 };
+  ? { throughput: 3000, warmUp: 300, latencySeconds: 3, getSeconds: 3, backlog: 10_000 }
+  : { throughput: 20_000, warmUp: 2000, latencySeconds: 10, getSeconds: 10, backlog: 100_000 };
 /** The service's default (`deliveryConcurrency`). */
 const deliveryConcurrency = 256;
 /**
@@ -116,19 +116,23 @@ async function main(): Promise<void> {
     extraEnv: { SVC_DELIVERY_CONCURRENCY: String(deliveryConcurrency) },
   });
   try {
-    progress(`raw limit: ${sizes.throughput} signed POSTs over keep-alive…`);
+    progress(
+      `raw limit: ${sizes.warmUp} signed POSTs of warm-up, then ${sizes.throughput} over keep-alive…`,
+    );
     const raw = await measureRawLimit({
       url: receiver.url,
       caCertPem: ca.caCertPem,
       count: sizes.throughput,
       concurrency: rawConcurrency,
+      warmUp: sizes.warmUp,
     });
     progress(`raw limit: ${round(raw)}/s`);
 
     await mkdir(join(dir, "sqlite"));
     const sqlite = await startBenchService(serviceOptions("sqlite"));
     const destination = await register(sqlite, `${receiver.url}/hooks`, ["job.completed"]);
-    progress(`SQLite end to end: ${sizes.throughput} events…`);
+    progress(`SQLite end to end: ${sizes.warmUp} events of warm-up, then ${sizes.throughput}…`);
+    await measureThroughput(sqlite, receiver, sizes.warmUp);
     const sqliteThroughput = await measureThroughput(sqlite, receiver, sizes.throughput);
     progress(`SQLite: ${sqliteThroughput.deliveries_per_s}/s`);
     progress(`publish-to-receipt at 1,000 events/s for ${sizes.latencySeconds} s…`);
@@ -157,7 +161,10 @@ async function main(): Promise<void> {
         await mkdir(join(dir, "postgres"));
         const service = await startBenchService(serviceOptions("postgres", pg.url));
         await register(service, `${receiver.url}/pg`, ["job.completed"]);
-        progress(`PostgreSQL end to end: ${sizes.throughput} events…`);
+        progress(
+          `PostgreSQL end to end: ${sizes.warmUp} events of warm-up, then ${sizes.throughput}…`,
+        );
+        await measureThroughput(service, receiver, sizes.warmUp);
         const throughput = await measureThroughput(service, receiver, sizes.throughput);
         await service.stop();
         postgres = { ...throughput, ratio_to_raw: round(throughput.deliveries_per_s / raw, 3) };
