@@ -7,7 +7,8 @@ import { fileURLToPath } from "node:url";
 import { Agent, request } from "undici";
 import { runProcess } from "../test/support/process.ts";
 
-const svcBin = fileURLToPath(new URL("../src/bin/svc.js", import.meta.url));
+/** This tree's `svc`; `startBenchService` can run another build's (bench/ab.ts). */
+const ownSvcBin = fileURLToPath(new URL("../src/bin/svc.js", import.meta.url));
 
 /** A running `svc server` under measurement, with an owner key for its first workspace. */
 export interface BenchService {
@@ -38,12 +39,12 @@ async function freePort(): Promise<number> {
 }
 
 /** The Node flags of `svc`'s shebang line (`#!/usr/bin/env -S node …`), as `svc server` runs. */
-async function nodeFlags(): Promise<string[]> {
+async function nodeFlags(svcBin: string): Promise<string[]> {
   const [first = ""] = (await readFile(svcBin, "utf8")).split("\n", 1);
   return first.split(/\s+/).filter((word) => word.startsWith("--"));
 }
 
-async function run(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+async function run(svcBin: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const result = await runProcess(process.execPath, [svcBin, ...args], { env });
   if (result.code !== 0)
     throw new Error(`svc ${args.join(" ")} exited ${result.code}: ${result.stderr}`);
@@ -60,7 +61,10 @@ export async function startBenchService(options: {
   caCertPath: string;
   database?: string;
   extraEnv?: NodeJS.ProcessEnv;
+  /** The `svc` to run: another build's `dist/src/bin/svc.js`; this tree's by default. */
+  svcBin?: string;
 }): Promise<BenchService> {
+  const svcBin = options.svcBin ?? ownSvcBin;
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -72,7 +76,9 @@ export async function startBenchService(options: {
     ...options.extraEnv,
   };
   const keyFile = join(options.dir, `owner-${Date.now()}.key`);
-  const init = JSON.parse(await run(["admin", "init", "--output", keyFile, "--json"], env)) as {
+  const init = JSON.parse(
+    await run(svcBin, ["admin", "init", "--output", keyFile, "--json"], env),
+  ) as {
     data: { workspace_id: string };
   };
   const token = (await readFile(keyFile, "utf8")).trim();
@@ -82,7 +88,7 @@ export async function startBenchService(options: {
   const log = openSync(join(options.dir, `server-${port}.log`), "a");
   const child = spawn(
     process.execPath,
-    [...(await nodeFlags()), svcBin, "server", "--port", String(port)],
+    [...(await nodeFlags(svcBin)), svcBin, "server", "--port", String(port)],
     {
       env,
       stdio: ["ignore", log, log],

@@ -1,0 +1,163 @@
+/**
+ * `npm run bench:ab -- <tree A> <tree B> [--postgres] [--pairs 3] [--count 15000]`: compares
+ * two builds of the service (two checkouts, each built with `npm run build`) by alternating
+ * end-to-end throughput runs, A then B, `--pairs` times. Each run starts a fresh server from
+ * that tree's `dist/` on a fresh database, publishes 2,000 events of warm-up and then
+ * `--count`, and reads from /proc the CPU time spent per delivery by the server (its main
+ * thread apart), PostgreSQL's backends and this process (the publishers and the receiver),
+ * and the machine's idle share. Prints each run as a JSON line, then the means per tree.
+ *
+ * No raw limit: on a machine whose speed moves from minute to minute, the CPU each build
+ * spends on a delivery compares two builds better than their rates do (docs/PERFORMANCE.md).
+ */
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createTestCa } from "../test/support/tls.ts";
+import { measureThroughput, register } from "./measure.ts";
+import { postgresDatabase } from "./postgres.ts";
+import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
+import { startBenchService } from "./service.ts";
+import { progress, round } from "./stats.ts";
+
+const argument = (name: string): string | undefined => {
+  const index = process.argv.indexOf(name);
+  return index === -1 ? undefined : process.argv[index + 1];
+};
+const trees = process.argv.slice(2).filter((word, index, words) => {
+  const previous = words[index - 1];
+  return !word.startsWith("--") && previous !== "--pairs" && previous !== "--count";
+});
+const postgres = process.argv.includes("--postgres");
+const pairs = Number(argument("--pairs") ?? 3);
+const count = Number(argument("--count") ?? 15_000);
+const warmUp = 2000;
+/** Linux's USER_HZ: the unit of the times in /proc/<pid>/stat. */
+const ticksPerSecond = 100;
+
+interface Run {
+  tree: string;
+  deliveries_per_s: number;
+  publish_p50_ms: number;
+  server_us: number;
+  main_thread_us: number;
+  postgres_us: number;
+  bench_us: number;
+  idle_pct: number;
+}
+
+/** CPU time (user + system) in ms of a process, or of one of its threads. */
+async function cpuMs(statPath: string): Promise<number> {
+  const fields = (await readFile(statPath, "utf8")).split(") ")[1]?.split(" ") ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+}
+
+/** CPU time in ms of every process named `postgres` (the server and its backends). */
+async function postgresCpuMs(): Promise<number> {
+  let total = 0;
+  for (const pid of (await readdir("/proc")).filter((name) => /^\d+$/.test(name))) {
+    try {
+      if ((await readFile(`/proc/${pid}/comm`, "utf8")).trim() === "postgres") {
+        total += await cpuMs(`/proc/${pid}/stat`);
+      }
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return total;
+}
+
+/** Idle and total jiffies of the whole machine. */
+async function machineTimes(): Promise<{ idle: number; total: number }> {
+  const [line = ""] = (await readFile("/proc/stat", "utf8")).split("\n", 1);
+  const fields = line.trim().split(/\s+/).slice(1).map(Number);
+  return {
+    idle: (fields[3] ?? 0) + (fields[4] ?? 0),
+    total: fields.reduce((sum, value) => sum + value, 0),
+  };
+}
+
+async function runOnce(tree: string, dir: string, receiver: BenchReceiver, caCertPath: string) {
+  const pg = postgres ? postgresDatabase() : null;
+  if (pg !== null && "skipped" in pg) throw new Error(`PostgreSQL: ${pg.skipped}`);
+  const runDir = await mkdtemp(join(dir, "run-"));
+  const service = await startBenchService({
+    dir: runDir,
+    caCertPath,
+    svcBin: join(tree, "dist/src/bin/svc.js"),
+    extraEnv: { SVC_DELIVERY_CONCURRENCY: "256" },
+    ...(pg === null ? {} : { database: pg.url }),
+  });
+  try {
+    await register(service, `${receiver.url}/ab`, ["job.completed"]);
+    await measureThroughput(service, receiver, warmUp);
+    const pid = service.process.pid ?? 0;
+    const before = {
+      server: await cpuMs(`/proc/${pid}/stat`),
+      main: await cpuMs(`/proc/${pid}/task/${pid}/stat`),
+      postgres: pg === null ? 0 : await postgresCpuMs(),
+      bench: process.cpuUsage(),
+      machine: await machineTimes(),
+    };
+    const throughput = await measureThroughput(service, receiver, count);
+    const bench = process.cpuUsage(before.bench);
+    const machine = await machineTimes();
+    const perDelivery = (ms: number): number => round((ms * 1000) / count, 0);
+    return {
+      tree,
+      deliveries_per_s: throughput.deliveries_per_s,
+      publish_p50_ms: throughput.publish_p50_ms,
+      server_us: perDelivery((await cpuMs(`/proc/${pid}/stat`)) - before.server),
+      main_thread_us: perDelivery((await cpuMs(`/proc/${pid}/task/${pid}/stat`)) - before.main),
+      postgres_us: pg === null ? 0 : perDelivery((await postgresCpuMs()) - before.postgres),
+      bench_us: perDelivery((bench.user + bench.system) / 1000),
+      idle_pct: round(
+        (100 * (machine.idle - before.machine.idle)) / (machine.total - before.machine.total),
+        0,
+      ),
+    } satisfies Run;
+  } finally {
+    await service.stop();
+    if (pg !== null) pg.drop();
+  }
+}
+
+async function main(): Promise<void> {
+  if (trees.length !== 2) {
+    process.stderr.write(
+      "usage: npm run bench:ab -- <tree A> <tree B> [--postgres] [--pairs N] [--count N]\n",
+    );
+    process.exitCode = 2;
+    return;
+  }
+  const [a, b] = trees.map((tree) => resolve(tree)) as [string, string];
+  const dir = await mkdtemp(join(tmpdir(), "svc-ab-"));
+  const ca = await createTestCa(join(dir, "ca"));
+  const receiver = await startBenchReceiver(ca);
+  const runs: Run[] = [];
+  try {
+    for (let pair = 1; pair <= pairs; pair += 1) {
+      for (const tree of [a, b]) {
+        progress(`pair ${pair}/${pairs}: ${tree}, ${count} events after ${warmUp}…`);
+        const run = await runOnce(tree, dir, receiver, ca.caCertPath);
+        runs.push(run);
+        process.stdout.write(`${JSON.stringify(run)}\n`);
+      }
+    }
+    for (const tree of [a, b]) {
+      const mine = runs.filter((run) => run.tree === tree);
+      const mean = (key: keyof Omit<Run, "tree">): number =>
+        round(mine.reduce((sum, run) => sum + run[key], 0) / mine.length, 0);
+      process.stdout.write(
+        `${tree === a ? "A" : "B"} ${tree}: ${mean("deliveries_per_s")}/s, server ${mean("server_us")} µs ` +
+          `(main thread ${mean("main_thread_us")}), PostgreSQL ${mean("postgres_us")} µs, ` +
+          `bench ${mean("bench_us")} µs per delivery; machine idle ${mean("idle_pct")}%\n`,
+      );
+    }
+  } finally {
+    await receiver.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
