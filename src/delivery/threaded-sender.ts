@@ -47,13 +47,19 @@ export class ThreadedSender implements Sender {
   #lastId = 0;
   #closed = false;
 
-  /** `threadModule`: tests only, a stand-in for the thread's code (sender-thread.js). */
+  readonly #onThreadStopped: (error: Error) => void;
+
+  /**
+   * `onThreadStopped` hears of a thread that ended before `close()` (for the log);
+   * `threadModule` is for tests only, a stand-in for the thread's code (sender-thread.js).
+   */
   constructor(
     options: SenderThreadOptions,
-    threadModule = new URL("./sender-thread.js", import.meta.url),
+    hooks: { onThreadStopped?: (error: Error) => void; threadModule?: URL } = {},
   ) {
     this.#options = options;
-    this.#threadModule = threadModule;
+    this.#threadModule = hooks.threadModule ?? new URL("./sender-thread.js", import.meta.url);
+    this.#onThreadStopped = hooks.onThreadStopped ?? (() => undefined);
   }
 
   send(message: SendRequest): Promise<SendOutcome> {
@@ -114,6 +120,7 @@ export class ThreadedSender implements Sender {
       );
       for (const waiting of thread.holding.values()) waiting.reject(error);
       thread.holding.clear();
+      if (!this.#closed) this.#onThreadStopped(error);
     });
     return thread;
   }

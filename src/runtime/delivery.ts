@@ -50,10 +50,17 @@ export function startDelivery(
   parts: DeliveryParts,
 ): { stop(): Promise<void> } {
   const { store, clock, logger, wakeUps } = parts;
-  const sender = new ThreadedSender({
-    connectionsPerOrigin: 16,
-    timeoutMs: config.deliveryTimeout,
-  });
+  const sender = new ThreadedSender(
+    { connectionsPerOrigin: 16, timeoutMs: config.deliveryTimeout },
+    {
+      onThreadStopped: (error) => {
+        logger.error(
+          { err: error },
+          "the delivery sender thread stopped; its attempts will be retried, and the next one starts a new thread",
+        );
+      },
+    },
+  );
   const worker = new DeliveryWorker(
     store,
     {

@@ -127,10 +127,16 @@ describe("the delivery sender in a thread", () => {
     ]);
   });
 
-  it("fails the requests in a thread that dies, and starts a new one for the next", async () => {
+  const crashingThread = new URL("../support/crashing-sender-thread.js", import.meta.url);
+
+  it("fails the requests in a thread that dies, says so once, and starts a new one for the next", async () => {
+    const stopped: string[] = [];
     const sender = new ThreadedSender(
       { connectionsPerOrigin: 2, timeoutMs: 2000 },
-      new URL("../support/crashing-sender-thread.js", import.meta.url),
+      {
+        threadModule: crashingThread,
+        onThreadStopped: (error) => stopped.push(error.message),
+      },
     );
     try {
       assert.deepEqual(await sender.send(request("/200")), { kind: "response", statusCode: 200 });
@@ -143,15 +149,17 @@ describe("the delivery sender in a thread", () => {
         assert.match(String(outcome.reason), /the delivery sender thread stopped \(exit code 3\)/);
       }
       assert.deepEqual(await sender.send(request("/201")), { kind: "response", statusCode: 201 });
+      assert.deepEqual(stopped, ["the delivery sender thread stopped (exit code 3)"]);
     } finally {
       await sender.close();
     }
+    assert.equal(stopped.length, 1, "an ending asked for by close() is not reported");
   });
 
   it("sends a request made after its thread died, but before that was noticed, once or never", async () => {
     const sender = new ThreadedSender(
       { connectionsPerOrigin: 2, timeoutMs: 2000 },
-      new URL("../support/crashing-sender-thread.js", import.meta.url),
+      { threadModule: crashingThread },
     );
     try {
       await sender.send(request("/warm/200")); // the thread is up
