@@ -18,12 +18,8 @@ import { measureThroughput, register } from "./measure.ts";
 import { postgresDatabase } from "./postgres.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService } from "./service.ts";
-import { progress, round } from "./stats.ts";
+import { argument, progress, round } from "./stats.ts";
 
-const argument = (name: string): string | undefined => {
-  const index = process.argv.indexOf(name);
-  return index === -1 ? undefined : process.argv[index + 1];
-};
 const trees = process.argv.slice(2).filter((word, index, words) => {
   const previous = words[index - 1];
   return !word.startsWith("--") && previous !== "--pairs" && previous !== "--count";

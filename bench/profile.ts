@@ -13,7 +13,7 @@ import { measureThroughput, register } from "./measure.ts";
 import { postgresDatabase } from "./postgres.ts";
 import { startBenchReceiver } from "./receiver.ts";
 import { startBenchService } from "./service.ts";
-import { progress, round } from "./stats.ts";
+import { argument, progress, round } from "./stats.ts";
 
 interface ProfileNode {
   id: number;
@@ -26,10 +26,6 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
-const argument = (name: string): string | undefined => {
-  const index = process.argv.indexOf(name);
-  return index === -1 ? undefined : process.argv[index + 1];
-};
 const backend = process.argv.includes("--postgres") ? "postgres" : "sqlite";
 const count = Number(argument("--count") ?? 10_000);
 const top = Number(argument("--top") ?? 30);

@@ -12,15 +12,6 @@ import { measureThroughput, publish, register, type Throughput } from "./measure
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService, type BenchService } from "./service.ts";
 import { percentile, progress, round } from "./stats.ts";
-
-/** The middle value (the mean of the two middle ones for an even count). */
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] ?? Number.NaN)
-    : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
-}
 import { postgresDatabase } from "./postgres.ts";
 
 const quick = process.argv.includes("--quick");
@@ -199,7 +190,7 @@ async function main(): Promise<void> {
       }
     }
     await measureRaw("3 of 3, at the end");
-    const raw = median(rawSamples);
+    const raw = percentile(rawSamples, 50); // the median of the three
     const postgres: PostgresResult =
       "skipped" in postgresThroughput
         ? postgresThroughput

@@ -11,6 +11,12 @@ export function round(value: number, digits = 1): number {
   return Math.round(value * factor) / factor;
 }
 
+/** The value after `--name` on the command line, if given. */
+export function argument(name: string): string | undefined {
+  const index = process.argv.indexOf(name);
+  return index === -1 ? undefined : process.argv[index + 1];
+}
+
 /** Progress for a person, on stderr, so stdout keeps the table alone. */
 export function progress(message: string): void {
   process.stderr.write(`bench: ${message}\n`);

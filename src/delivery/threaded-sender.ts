@@ -17,16 +17,6 @@ export interface SendResult {
   readonly outcome: SendOutcome;
 }
 
-/**
- * An `HttpSender` in a thread of its own, so that the outgoing side of a delivery (undici,
- * TLS, the socket writes and the response's parsing) runs on another core than the API and the
- * database (decision 20). The main thread still checks the address and signs; the requests
- * made in one turn of its event loop cross in one message, and their outcomes come back the
- * same way.
- *
- * If the thread dies, the requests in it fail (the worker records an internal error and
- * retries them on the schedule) and the next request starts a new thread.
- */
 interface Waiting {
   readonly resolve: (outcome: SendOutcome) => void;
   readonly reject: (error: Error) => void;
@@ -38,6 +28,16 @@ interface SenderThread {
   readonly holding: Map<number, Waiting>;
 }
 
+/**
+ * An `HttpSender` in a thread of its own, so that the outgoing side of a delivery (undici,
+ * TLS, the socket writes and the response's parsing) runs on another core than the API and the
+ * database (decision 20). The main thread still checks the address and signs; the requests
+ * made in one turn of its event loop cross in one message, and their outcomes come back the
+ * same way.
+ *
+ * If the thread dies, the requests posted to it fail (the worker records an internal error
+ * and retries them on the schedule) and the next request starts a new thread.
+ */
 export class ThreadedSender implements Sender {
   readonly #options: SenderThreadOptions;
   readonly #threadModule: URL;
@@ -46,7 +46,6 @@ export class ThreadedSender implements Sender {
   #batch: { readonly job: SendJob; readonly waiting: Waiting }[] = [];
   #lastId = 0;
   #closed = false;
-
   readonly #onThreadStopped: (error: Error) => void;
 
   /**
