@@ -1,0 +1,89 @@
+import assert from "node:assert/strict";
+import { Writable } from "node:stream";
+import { describe, it } from "node:test";
+import { createLogger, redactCredentials } from "../../src/lib/logger.ts";
+
+/** A logger at `trace` writing to memory; `lines()` parses what it wrote. */
+function memoryLogger() {
+  const written: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      written.push(chunk.toString());
+      done();
+    },
+  });
+  const logger = createLogger("trace", stream);
+  const lines = () =>
+    written
+      .join("")
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { logger, lines, text: () => written.join("") };
+}
+
+describe("the log", () => {
+  it("censors credentials at the top, nested, in arrays, in errors and in bindings", () => {
+    const { logger, lines, text } = memoryLogger();
+    const error = Object.assign(new Error("it failed"), { token: "tok-in-error" });
+    logger.child({ apiKey: "svc_binding" }).info(
+      {
+        secret: "whsec_top",
+        destination: { id: "dst_1", secret: "whsec_nested", headers: { authorization: "B x" } },
+        list: [{ password: "pw-in-array" }],
+        err: error,
+        "idempotency-key": "idem-1",
+      },
+      "something happened",
+    );
+    const [line] = lines();
+    assert.ok(line !== undefined);
+    assert.equal(line.secret, "[redacted]");
+    assert.deepEqual(line.destination, {
+      id: "dst_1",
+      secret: "[redacted]",
+      headers: { authorization: "[redacted]" },
+    });
+    assert.deepEqual(line.list, [{ password: "[redacted]" }]);
+    assert.equal(line.apiKey, "[redacted]");
+    assert.equal(line["idempotency-key"], "[redacted]");
+    const loggedError = line.err as Record<string, unknown>;
+    assert.equal(loggedError.message, "it failed", "the error keeps its message");
+    assert.equal(loggedError.type, "Error", "and is still serialised as an error");
+    assert.equal(loggedError.token, "[redacted]");
+    for (const secret of [
+      "whsec_",
+      "tok-in-error",
+      "pw-in-array",
+      "svc_binding",
+      "idem-1",
+      "B x",
+    ]) {
+      assert.ok(!text().includes(secret), `${secret} is not in the log`);
+    }
+    // The logged objects themselves are left as they were.
+    assert.equal(error.token, "tok-in-error");
+  });
+
+  it("censors a request's credential headers after its serializer", () => {
+    const { logger, lines } = memoryLogger();
+    logger.info({ req: { method: "GET", headers: { authorization: "Bearer svc_x", host: "h" } } });
+    assert.deepEqual((lines()[0]?.req as { headers: unknown }).headers, {
+      authorization: "[redacted]",
+      host: "h",
+    });
+  });
+
+  it("copies nothing when there is nothing to censor", () => {
+    const line = { method: "POST", url: "/v1/x", status_code: 202, nested: { a: [1, 2] } };
+    assert.equal(redactCredentials(line), line);
+    const error = new Error("plain");
+    assert.equal(redactCredentials({ err: error }).err, error);
+  });
+
+  it("stops at a depth, so a cycle cannot loop", () => {
+    const cycle: Record<string, unknown> = { name: "a" };
+    cycle.self = cycle;
+    assert.equal(redactCredentials(cycle), cycle);
+  });
+});
