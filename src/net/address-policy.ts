@@ -2,6 +2,9 @@ import ipaddr from "ipaddr.js";
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
+/** The most verdicts an `AddressPolicy` keeps; it forgets them all when it has this many. */
+const maxVerdicts = 4096;
+
 export type AddressVerdict =
   { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
 
@@ -17,6 +20,8 @@ export type AddressVerdict =
  */
 export class AddressPolicy {
   readonly #allowlist: readonly [Address, number][];
+  /** Verdicts given so far: the same few addresses are checked before every attempt. */
+  readonly #verdicts = new Map<string, AddressVerdict>();
 
   /** `allowlist`: CIDR ranges such as `127.0.0.0/8` and `::1/128`; throws on a malformed one. */
   constructor(allowlist: readonly string[] = []) {
@@ -34,6 +39,16 @@ export class AddressPolicy {
 
   /** `address` in textual form: IPv4 dotted quad or IPv6, with or without brackets. */
   check(address: string): AddressVerdict {
+    let verdict = this.#verdicts.get(address);
+    if (verdict === undefined) {
+      verdict = this.#decide(address);
+      if (this.#verdicts.size >= maxVerdicts) this.#verdicts.clear();
+      this.#verdicts.set(address, verdict);
+    }
+    return verdict;
+  }
+
+  #decide(address: string): AddressVerdict {
     const parsed = ipaddr.parse(address.replace(/^\[|\]$/g, ""));
     const embedded = embeddedIPv4(parsed);
     if (this.#isAllowlisted(parsed) || (embedded !== null && this.#isAllowlisted(embedded))) {

@@ -21,10 +21,10 @@ export async function checkDestinationUrl(
   dependencies: UrlCheckDependencies,
 ): Promise<string[]> {
   const url = parseDestinationUrl(raw);
-  const addresses = isIpLiteral(url.hostname)
+  const literal = isIpLiteral(url.hostname);
+  const addresses = literal
     ? [url.hostname]
     : await resolveHost(url.hostname, dependencies.resolver);
-  const literal = isIpLiteral(url.hostname);
   for (const address of addresses) {
     const verdict = dependencies.addressPolicy.check(address);
     if (!verdict.allowed) {

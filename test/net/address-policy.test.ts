@@ -67,6 +67,22 @@ describe("AddressPolicy", () => {
     assert.equal(allowing.check("fd00::1").allowed, false);
   });
 
+  it("gives the same verdict every time, each policy its own", () => {
+    const allowing = new AddressPolicy(["127.0.0.0/8"]);
+    const strict = new AddressPolicy();
+    for (let round = 0; round < 3; round += 1) {
+      assert.equal(allowing.check("127.0.0.1").allowed, true);
+      assert.equal(strict.check("127.0.0.1").allowed, false);
+      assert.equal(allowing.check("10.0.0.1").allowed, false);
+    }
+    // Many distinct addresses (more than a policy remembers) change nothing.
+    for (let index = 0; index < 5000; index += 1) {
+      assert.equal(strict.check(`10.${index >> 8}.${index & 255}.1`).allowed, false);
+    }
+    assert.equal(strict.check("8.8.8.8").allowed, true);
+    assert.equal(strict.check("10.0.0.1").allowed, false);
+  });
+
   it("refuses a malformed allowlist range", () => {
     assert.throws(() => new AddressPolicy(["127.0.0.0/33"]));
     assert.equal(AddressPolicy.isValidCidr("10.0.0.0/8"), true);
