@@ -2,7 +2,7 @@
  * `npm run bench:ab -- <tree A> <tree B> [--postgres] [--pairs 3] [--count 15000]`: compares
  * two builds of the service (two checkouts, each built with `npm run build`) by alternating
  * end-to-end throughput runs, A then B, `--pairs` times. Each run starts a fresh server from
- * that tree's `dist/` on a fresh database, publishes 2,000 events of warm-up and then
+ * that tree's `dist/` on a fresh database, publishes `warmUpCount` events of warm-up and then
  * `--count`, and reads from /proc the CPU time spent per delivery by the server (its main
  * thread apart), PostgreSQL's backends and this process (the publishers and the receiver),
  * and the machine's idle share. Prints each run as a JSON line, then the means per tree.
@@ -14,7 +14,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
-import { measureThroughput, register } from "./measure.ts";
+import { measureThroughput, register, warmUpCount } from "./measure.ts";
 import { postgresDatabase } from "./postgres.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService } from "./service.ts";
@@ -27,7 +27,6 @@ const trees = process.argv.slice(2).filter((word, index, words) => {
 const postgres = process.argv.includes("--postgres");
 const pairs = Number(argument("--pairs") ?? 3);
 const count = Number(argument("--count") ?? 15_000);
-const warmUp = 2000;
 /** Linux's USER_HZ: the unit of the times in /proc/<pid>/stat. */
 const ticksPerSecond = 100;
 
@@ -86,7 +85,7 @@ async function runOnce(tree: string, dir: string, receiver: BenchReceiver, caCer
   });
   try {
     await register(service, `${receiver.url}/ab`, ["job.completed"]);
-    await measureThroughput(service, receiver, warmUp);
+    await measureThroughput(service, receiver, warmUpCount);
     const pid = service.process.pid ?? 0;
     const before = {
       server: await cpuMs(`/proc/${pid}/stat`),
@@ -134,7 +133,7 @@ async function main(): Promise<void> {
   try {
     for (let pair = 1; pair <= pairs; pair += 1) {
       for (const tree of [a, b]) {
-        progress(`pair ${pair}/${pairs}: ${tree}, ${count} events after ${warmUp}…`);
+        progress(`pair ${pair}/${pairs}: ${tree}, ${count} events after ${warmUpCount}…`);
         const run = await runOnce(tree, dir, receiver, ca.caCertPath);
         runs.push(run);
         process.stdout.write(`${JSON.stringify(run)}\n`);

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Agent, request } from "undici";
 import { createTestCa } from "../test/support/tls.ts";
-import { measureThroughput } from "./measure.ts";
+import { measureThroughput, warmUpCount } from "./measure.ts";
 import { measureRawLimit } from "./raw.ts";
 import { startBenchReceiver } from "./receiver.ts";
 import type { BenchService } from "./service.ts";
@@ -21,7 +21,6 @@ import { argument, progress, round } from "./stats.ts";
 
 const rounds = Number(argument("--rounds") ?? 3);
 const count = 20_000;
-const warmUp = 2000;
 const relayModule = fileURLToPath(new URL("./floor-relay.js", import.meta.url));
 
 /** CPU time (user + system) in ms of a process, from /proc (USER_HZ = 100). */
@@ -75,7 +74,7 @@ async function main(): Promise<void> {
   const relay = await startRelay(receiver.url, ca.caCertPath);
   const pid = relay.process.pid ?? 0;
   try {
-    await measureThroughput(relay, receiver, warmUp);
+    await measureThroughput(relay, receiver, warmUpCount);
     for (let index = 1; index <= rounds; index += 1) {
       progress(`round ${index}/${rounds}: the raw limit, then the floor relay end to end…`);
       const raw = await measureRawLimit({
@@ -83,7 +82,7 @@ async function main(): Promise<void> {
         caCertPem: ca.caCertPem,
         count,
         concurrency: 64,
-        warmUp,
+        warmUp: warmUpCount,
       });
       const before = { relay: await cpuMs(pid), bench: process.cpuUsage() };
       const floor = await measureThroughput(relay, receiver, count);

@@ -2,6 +2,15 @@ import type { BenchReceiver } from "./receiver.ts";
 import type { BenchService } from "./service.ts";
 import { percentile, pooled, round } from "./stats.ts";
 
+/**
+ * Requests sent before a throughput is measured, and not counted: the raw loop's, the
+ * service's and the floor relay's alike. A fresh server's V8 goes on compiling its hot code
+ * (TurboFan, on helper threads that take their share of the two cores) until about 13,000
+ * events; after 2,000, the helper threads still spent ~45 µs of CPU per delivery, after
+ * 15,000 ~10 µs (decision 21). A deployed server runs at that steady state.
+ */
+export const warmUpCount = 15_000;
+
 /** Concurrent API clients publishing in the throughput measurements. */
 export const publishers = 32;
 

@@ -8,7 +8,7 @@ import { cpus, totalmem, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
 import { measureRawLimit } from "./raw.ts";
-import { measureThroughput, publish, register, type Throughput } from "./measure.ts";
+import { measureThroughput, publish, register, warmUpCount, type Throughput } from "./measure.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService, type BenchService } from "./service.ts";
 import { percentile, progress, round } from "./stats.ts";
@@ -17,7 +17,13 @@ import { postgresDatabase } from "./postgres.ts";
 const quick = process.argv.includes("--quick");
 const sizes = quick
   ? { throughput: 3000, warmUp: 300, latencySeconds: 3, getSeconds: 3, backlog: 10_000 }
-  : { throughput: 20_000, warmUp: 2000, latencySeconds: 10, getSeconds: 10, backlog: 100_000 };
+  : {
+      throughput: 20_000,
+      warmUp: warmUpCount,
+      latencySeconds: 10,
+      getSeconds: 10,
+      backlog: 100_000,
+    };
 /** The service's default (`deliveryConcurrency`). */
 const deliveryConcurrency = 256;
 /**
