@@ -18,7 +18,7 @@ import { measureThroughput, register, warmUpCount } from "./measure.ts";
 import { postgresDatabase } from "./postgres.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService } from "./service.ts";
-import { argument, progress, round } from "./stats.ts";
+import { argument, cpuMs, progress, round } from "./stats.ts";
 
 const trees = process.argv.slice(2).filter((word, index, words) => {
   const previous = words[index - 1];
@@ -27,8 +27,6 @@ const trees = process.argv.slice(2).filter((word, index, words) => {
 const postgres = process.argv.includes("--postgres");
 const pairs = Number(argument("--pairs") ?? 3);
 const count = Number(argument("--count") ?? 15_000);
-/** Linux's USER_HZ: the unit of the times in /proc/<pid>/stat. */
-const ticksPerSecond = 100;
 
 interface Run {
   tree: string;
@@ -39,12 +37,6 @@ interface Run {
   postgres_us: number;
   bench_us: number;
   idle_pct: number;
-}
-
-/** CPU time (user + system) in ms of a process, or of one of its threads. */
-async function cpuMs(statPath: string): Promise<number> {
-  const fields = (await readFile(statPath, "utf8")).split(") ")[1]?.split(" ") ?? [];
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }
 
 /** CPU time in ms of every process named `postgres` (the server and its backends). */

@@ -7,7 +7,7 @@
  * the service's.
  */
 import { spawn } from "node:child_process";
-import { readFile, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,17 +17,11 @@ import { measureThroughput, warmUpCount } from "./measure.ts";
 import { measureRawLimit } from "./raw.ts";
 import { startBenchReceiver } from "./receiver.ts";
 import type { BenchService } from "./service.ts";
-import { argument, progress, round } from "./stats.ts";
+import { argument, cpuMs, progress, round } from "./stats.ts";
 
 const rounds = Number(argument("--rounds") ?? 3);
 const count = 20_000;
 const relayModule = fileURLToPath(new URL("./floor-relay.js", import.meta.url));
-
-/** CPU time (user + system) in ms of a process, from /proc (USER_HZ = 100). */
-async function cpuMs(pid: number): Promise<number> {
-  const fields = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]?.split(" ") ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 /** The relay as a process of its own, with the calls `measureThroughput` makes. */
 async function startRelay(receiverUrl: string, caCertPath: string): Promise<BenchService> {
@@ -84,7 +78,7 @@ async function main(): Promise<void> {
         concurrency: 64,
         warmUp: warmUpCount,
       });
-      const before = { relay: await cpuMs(pid), bench: process.cpuUsage() };
+      const before = { relay: await cpuMs(`/proc/${pid}/stat`), bench: process.cpuUsage() };
       const floor = await measureThroughput(relay, receiver, count);
       const bench = process.cpuUsage(before.bench);
       process.stdout.write(
@@ -92,7 +86,7 @@ async function main(): Promise<void> {
           raw_per_s: round(raw),
           floor_per_s: floor.deliveries_per_s,
           ratio_to_raw: round(floor.deliveries_per_s / raw, 3),
-          relay_us: round((((await cpuMs(pid)) - before.relay) * 1000) / count, 0),
+          relay_us: round((((await cpuMs(`/proc/${pid}/stat`)) - before.relay) * 1000) / count, 0),
           bench_us: round((bench.user + bench.system) / count, 0),
         })}\n`,
       );

@@ -1,3 +1,8 @@
+import { readFile } from "node:fs/promises";
+
+/** Linux's USER_HZ: the unit of the times in /proc/<pid>/stat. */
+const ticksPerSecond = 100;
+
 /** Percentile of a sample (nearest rank); NaN for an empty one. */
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;
@@ -37,4 +42,10 @@ export async function pooled(
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
+}
+
+/** CPU time (user + system) in ms of a process or thread, from its /proc `stat` file. */
+export async function cpuMs(statPath: string): Promise<number> {
+  const fields = (await readFile(statPath, "utf8")).split(") ")[1]?.split(" ") ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }

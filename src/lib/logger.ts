@@ -1,6 +1,6 @@
 import { pino, type DestinationStream, type Logger } from "pino";
 
-export const CENSORED = "[redacted]";
+const CENSORED = "[redacted]";
 
 /**
  * Members whose values are credentials, wherever they appear in a logged object: a key,
