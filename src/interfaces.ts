@@ -62,6 +62,22 @@ export interface LastDelivery {
   readonly nextAttemptAt: Date | null;
   readonly lastStatusCode: number | null;
   readonly lastError: string | null;
+  /** The destination's circuit, when it is not closed: why its deliveries wait. */
+  readonly circuit: CircuitState | null;
+}
+
+/**
+ * A destination whose attempts kept failing is slowed down as a unit (decision 22): its
+ * circuit opens until `openUntil` (nothing of it is claimed), then half-opens (one attempt at
+ * a time probes it) once that has passed.
+ */
+export interface CircuitState {
+  readonly state: "open" | "half_open";
+  readonly openUntil: Date;
+  /** Openings in a row; the n-th waits the retry schedule's n-th step. */
+  readonly opens: number;
+  /** Why it opened, in words. */
+  readonly error: string | null;
 }
 
 /** A published event: the notification body is serialised once, here, and never again. */
@@ -91,7 +107,37 @@ export interface ClaimedDelivery {
     readonly deleted: boolean;
     /** Null once the destination is deleted. */
     readonly secretCiphertext: string | null;
+    readonly workspaceId: string;
+    /** Openings of its circuit in a row; more than 0 while open or half-open. */
+    readonly circuitOpens: number;
   };
+}
+
+/** What a claimer will not take now: destinations and workspaces with no room left. */
+export interface ClaimExclusions {
+  readonly destinations: readonly string[];
+  readonly workspaces: readonly string[];
+}
+
+/**
+ * How much one claim may take (decision 22): `total` at most, and no more of a destination or
+ * a workspace than its limit less what the claimer already holds of it (a destination whose
+ * circuit is half-open, one at a time). The excluded ones are skipped in the due index.
+ */
+export interface ClaimRoom {
+  readonly total: number;
+  readonly destinationLimit: number;
+  readonly workspaceLimit: number;
+  /** Deliveries the claimer holds (waiting to be sent or being sent), by destination. */
+  readonly activeByDestination: ReadonlyMap<string, number>;
+  readonly activeByWorkspace: ReadonlyMap<string, number>;
+  readonly exclusions: ClaimExclusions;
+}
+
+/** Slots a taker sets aside for a publish batch, and the destinations it will not take. */
+export interface HandOverRoom {
+  readonly slots: number;
+  readonly excludedDestinations: readonly string[];
 }
 
 /**
@@ -102,8 +148,11 @@ export interface DeliveryTaker {
   /** Starts each lease token, as a claim's does. */
   readonly owner: string;
   readonly leaseMs: number;
-  /** Slots set aside for the publish batch about to be written; 0 declines it. */
-  reserve(): number;
+  /**
+   * Slots set aside for the publish batch about to be written (0 declines it), and the
+   * destinations whose deliveries it will not take now.
+   */
+  reserve(): HandOverRoom;
   /**
    * After the batch: the deliveries leased to the taker (at most `reserved`, none if the batch
    * failed). The reservation ends here either way.
@@ -111,6 +160,13 @@ export interface DeliveryTaker {
   take(reserved: number, deliveries: readonly ClaimedDelivery[]): void;
   /** The batch left deliveries due for a claim. */
   wake(): void;
+}
+
+export interface CircuitOpening {
+  readonly until: Date;
+  readonly opens: number;
+  readonly error: string;
+  readonly failCreatedBefore: Date;
 }
 
 /** One attempt as the attempts log keeps it. */
@@ -285,17 +341,34 @@ export interface Store {
    */
   handDeliveriesTo(taker: DeliveryTaker | null): void;
   /**
-   * Claims up to `limit` due deliveries for `owner` until `leaseMs` from now: they are due
-   * again by themselves if the owner never reports back.
+   * Claims due deliveries for `owner` until `leaseMs` from now, oldest due first within
+   * `room`: they are due again by themselves if the owner never reports back. Deliveries of a
+   * destination whose circuit is open are not claimed; of one half-open, one at most.
+   * `more` says that due deliveries were left for lack of room.
    */
-  claimDueDeliveries(owner: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  claimDueDeliveries(
+    owner: string,
+    room: ClaimRoom,
+    leaseMs: number,
+  ): Promise<{ claimed: ClaimedDelivery[]; more: boolean }>;
   /**
    * Records the attempt, if one was made, and where the delivery now stands. Changes nothing,
    * returning false, if the claim `lease` no longer holds the delivery.
    */
   finishAttempt(lease: string, seq: number, report: AttemptReport): Promise<boolean>;
-  /** When the earliest pending delivery is due, or null when none is pending. */
-  nextDueAt(): Promise<Date | null>;
+  /**
+   * When the earliest pending delivery is due that a claim with these exclusions could take,
+   * or null when there is none.
+   */
+  nextDueAt(exclusions?: ClaimExclusions): Promise<Date | null>;
+  /**
+   * Opens the destination's circuit until `until` (its `opens`-th opening in a row): its
+   * pending deliveries that are not claimed wait until then, and those created before
+   * `failCreatedBefore` end `failed` instead (their retries would be spent by then).
+   */
+  openCircuit(destinationId: string, opening: CircuitOpening): Promise<void>;
+  /** Closes the destination's circuit: a probe was delivered. */
+  closeCircuit(destinationId: string): Promise<void>;
   /** Deletes attempt records that started before `before`; returns how many. */
   pruneAttempts(before: Date): Promise<number>;
   /**

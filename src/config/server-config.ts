@@ -79,8 +79,17 @@ const schema = z
     retrySchedule: z.preprocess(csv, z.array(duration)),
     /** The whole exchange of one attempt: connect, send, answer. Default 10s. */
     deliveryTimeout: duration.refine((ms) => ms > 0, { message: "must be more than 0" }),
-    /** Attempts in flight at once. Default 256. */
+    /** Deliveries a worker holds at once, across all destinations. Default 256. */
     deliveryConcurrency: z.coerce.number().int().min(1).max(10_000),
+    /**
+     * Attempts of one destination in flight at once, per worker; also its connections.
+     * Default 32.
+     */
+    destinationConcurrency: z.coerce.number().int().min(1).max(10_000),
+    /** Deliveries of one workspace a worker holds at once. Default 128. */
+    workspaceConcurrency: z.coerce.number().int().min(1).max(10_000),
+    /** Destination failures in a row (time-outs, refusals, 429, 5xx) that open its circuit. Default 10. */
+    circuitThreshold: z.coerce.number().int().min(1).max(1_000_000),
     /** How long a worker's claim holds; must exceed the timeout. Default 60s. */
     deliveryLease: duration,
     /** How long attempt records are kept. Default 30d. */
@@ -126,6 +135,9 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     retrySchedule: "5s,30s,2m,10m,30m,1h,2h,4h,8h,12h,24h,24h",
     deliveryTimeout: "10s",
     deliveryConcurrency: 256,
+    destinationConcurrency: 32,
+    workspaceConcurrency: 128,
+    circuitThreshold: 10,
     deliveryLease: "60s",
     attemptRetention: "30d",
     eventRetention: "30d",
@@ -148,6 +160,9 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   retrySchedule: "SVC_RETRY_SCHEDULE",
   deliveryTimeout: "SVC_DELIVERY_TIMEOUT",
   deliveryConcurrency: "SVC_DELIVERY_CONCURRENCY",
+  destinationConcurrency: "SVC_DESTINATION_CONCURRENCY",
+  workspaceConcurrency: "SVC_WORKSPACE_CONCURRENCY",
+  circuitThreshold: "SVC_CIRCUIT_THRESHOLD",
   deliveryLease: "SVC_DELIVERY_LEASE",
   attemptRetention: "SVC_ATTEMPT_RETENTION",
   eventRetention: "SVC_EVENT_RETENTION",

@@ -1,10 +1,7 @@
 import { Worker } from "node:worker_threads";
-import type { SendOutcome, SendRequest, Sender } from "./http-sender.ts";
+import type { HttpSenderOptions, SendOutcome, SendRequest, Sender } from "./http-sender.ts";
 
-export interface SenderThreadOptions {
-  readonly connectionsPerOrigin: number;
-  readonly timeoutMs: number;
-}
+export type SenderThreadOptions = HttpSenderOptions;
 
 /** A request as it crosses to the thread: the URL as text, and an id for its answer. */
 export interface SendJob extends Omit<SendRequest, "url"> {
@@ -69,8 +66,16 @@ export class ThreadedSender implements Sender {
           this.#post();
         });
       }
-      const { url, headers, body, timeoutMs, addresses } = message;
-      const job = { id: ++this.#lastId, url: url.href, headers, body, timeoutMs, addresses };
+      const { poolKey, url, headers, body, timeoutMs, addresses } = message;
+      const job = {
+        id: ++this.#lastId,
+        poolKey,
+        url: url.href,
+        headers,
+        body,
+        timeoutMs,
+        addresses,
+      };
       this.#batch.push({ job, waiting: { resolve, reject } });
     });
   }

@@ -2,13 +2,27 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyBaseLogger } from "fastify";
 import { AppError } from "../errors.ts";
-import type { AttemptReport, ClaimedDelivery, DeliveryTaker, Store } from "../interfaces.ts";
+import type {
+  AttemptReport,
+  ClaimedDelivery,
+  DeliveryTaker,
+  HandOverRoom,
+  Store,
+} from "../interfaces.ts";
 import { attemptDelivery, type AttemptDependencies } from "./attempt.ts";
+import { CircuitBreaker, type CircuitChange } from "./circuit-breaker.ts";
+import { DestinationSlots } from "./destination-slots.ts";
 import { WorkSignal } from "./work-signal.ts";
 
 export interface WorkerOptions {
-  /** Attempts in flight at once, across all destinations. */
+  /** Deliveries held at once (waiting, being sent, or being recorded), across all destinations. */
   readonly concurrency: number;
+  /** Attempts of one destination in flight at once. */
+  readonly destinationConcurrency: number;
+  /** Deliveries of one workspace held at once, before others' are claimed first. */
+  readonly workspaceConcurrency: number;
+  /** Destination failures in a row that open its circuit. */
+  readonly circuitThreshold: number;
   /** How long a claim holds before the delivery is due again for any worker. */
   readonly leaseMs: number;
   /**
@@ -27,6 +41,10 @@ export interface WorkerOptions {
  * claimed as they commit, but only while it is caught up (its last claim found fewer due
  * deliveries than it had room for, and no wake-up came since), so that a backlog is still
  * sent oldest due first (decision 19).
+ *
+ * No destination or workspace takes more than its share (decision 22): a claim asks for no more
+ * of either than its room, at most `destinationConcurrency` attempts of one destination are in
+ * flight, and a destination that keeps failing has its circuit opened (`CircuitBreaker`).
  */
 export class DeliveryWorker implements DeliveryTaker {
   readonly owner = `worker_${randomBytes(8).toString("hex")}`;
@@ -36,6 +54,8 @@ export class DeliveryWorker implements DeliveryTaker {
   readonly #options: WorkerOptions;
   readonly #signal = new WorkSignal();
   readonly #inFlight = new Set<Promise<void>>();
+  readonly #slots: DestinationSlots;
+  readonly #breaker: CircuitBreaker;
   /** Slots set aside for publish batches being written, and for the loop's claim under way. */
   #reserved = 0;
   #claiming = 0;
@@ -55,6 +75,11 @@ export class DeliveryWorker implements DeliveryTaker {
     this.#dependencies = dependencies;
     this.#logger = logger.child({ worker: this.owner });
     this.#options = options;
+    this.#slots = new DestinationSlots({
+      perDestination: options.destinationConcurrency,
+      perWorkspace: options.workspaceConcurrency,
+    });
+    this.#breaker = new CircuitBreaker(options.circuitThreshold, dependencies.schedule);
   }
 
   start(): void {
@@ -73,11 +98,11 @@ export class DeliveryWorker implements DeliveryTaker {
     this.#signal.notify();
   }
 
-  reserve(): number {
-    if (!this.#running || !this.#caughtUp) return 0;
+  reserve(): HandOverRoom {
+    if (!this.#running || !this.#caughtUp) return { slots: 0, excludedDestinations: [] };
     const free = this.#free();
     this.#reserved += free;
-    return free;
+    return this.#slots.handOver(free);
   }
 
   take(reserved: number, deliveries: readonly ClaimedDelivery[]): void {
@@ -109,12 +134,18 @@ export class DeliveryWorker implements DeliveryTaker {
         let claimed: ClaimedDelivery[] = [];
         if (free > 0) {
           this.#claiming = free;
+          let more: boolean;
           try {
-            claimed = await this.#store.claimDueDeliveries(this.owner, free, this.#options.leaseMs);
+            ({ claimed, more } = await this.#store.claimDueDeliveries(
+              this.owner,
+              this.#slots.room(free),
+              this.#options.leaseMs,
+            ));
           } finally {
             this.#claiming = 0;
           }
-          this.#caughtUp = claimed.length < free && wakeUps === this.#wakeUps;
+          // Deliveries left for lack of a destination's room are a backlog too.
+          this.#caughtUp = !more && claimed.length < free && wakeUps === this.#wakeUps;
         }
         for (const delivery of claimed) this.#begin(delivery);
         // A full batch suggests more are due: claim again as soon as a slot frees.
@@ -132,7 +163,7 @@ export class DeliveryWorker implements DeliveryTaker {
     // Every slot attempting: one that finishes wakes the loop if anything may be due (see
     // #begin); else the poll does.
     if (this.#inFlight.size >= this.#options.concurrency) return idlePollMs;
-    const due = await this.#store.nextDueAt();
+    const due = await this.#store.nextDueAt(this.#slots.exclusions());
     if (due === null) return idlePollMs;
     const untilDue = due.getTime() - this.#now();
     if (untilDue > 0) return Math.min(untilDue, idlePollMs);
@@ -155,7 +186,10 @@ export class DeliveryWorker implements DeliveryTaker {
     this.#inFlight.add(task);
   }
 
-  /** Attempts and reports; resolves whether the delivery is still pending (never rejects). */
+  /**
+   * Waits for the destination's turn, attempts and reports; resolves whether the delivery is
+   * still pending (never rejects). The turn is held for the exchange only, not the recording.
+   */
   async #attempt(delivery: ClaimedDelivery): Promise<boolean> {
     const context = {
       event_id: delivery.eventId,
@@ -163,8 +197,25 @@ export class DeliveryWorker implements DeliveryTaker {
       attempt: delivery.attempts + 1,
     };
     const leaseEndsAt = this.#now() + this.#options.leaseMs;
+    await this.#slots.acquire(delivery);
+    let turnHeld = true;
+    const endTurn = (): void => {
+      if (!turnHeld) return;
+      turnHeld = false;
+      this.#slots.release(delivery);
+      if (!this.#caughtUp) this.#signal.notify();
+    };
     try {
-      const report = await attemptDelivery(delivery, this.#dependencies);
+      // A delivery that waited for its turn too long to finish inside its lease is left
+      // leased: it is due again, for any worker, when the lease ends.
+      if (!this.#running || this.#now() + this.#dependencies.timeoutMs * 1.5 > leaseEndsAt) {
+        return true;
+      }
+      const attempted = await attemptDelivery(delivery, this.#dependencies);
+      endTurn();
+      const change = this.#breaker.record(delivery, attempted, this.#now());
+      if (change !== null) await this.#changeCircuit(delivery, change);
+      const report = this.#heldByCircuit(delivery, attempted);
       const recorded = await this.#record(delivery, report, leaseEndsAt);
       const details = {
         ...context,
@@ -185,7 +236,45 @@ export class DeliveryWorker implements DeliveryTaker {
       // Left claimed: the lease expires and the delivery is attempted again then.
       this.#logger.error({ ...context, err: error }, "delivery attempt failed unexpectedly");
       return true;
+    } finally {
+      endTurn();
     }
+  }
+
+  /** Opens or closes the destination's circuit; a failure to is logged, not thrown. */
+  async #changeCircuit(delivery: ClaimedDelivery, change: CircuitChange): Promise<void> {
+    const destinationId = delivery.destination.id;
+    try {
+      if (change.kind === "close") {
+        await this.#store.closeCircuit(destinationId);
+        this.#logger.info({ destination_id: destinationId }, "destination's circuit closed");
+        return;
+      }
+      const { opening } = change;
+      await this.#store.openCircuit(destinationId, opening);
+      this.#logger.warn(
+        {
+          destination_id: destinationId,
+          opens: opening.opens,
+          open_until: opening.until.toISOString(),
+          reason: opening.error,
+        },
+        "destination's circuit opened: its deliveries wait until a probe gets through",
+      );
+    } catch (error) {
+      this.#logger.error(
+        { destination_id: destinationId, err: error },
+        "the destination's circuit could not be changed",
+      );
+    }
+  }
+
+  /** A retry falls no earlier than the end of the circuit this worker opened for it. */
+  #heldByCircuit(delivery: ClaimedDelivery, report: AttemptReport): AttemptReport {
+    const until = this.#breaker.openUntil(delivery.destination.id);
+    const { result } = report;
+    if (result.status !== "pending" || result.nextAttemptAt.getTime() >= until) return report;
+    return { ...report, result: { status: "pending", nextAttemptAt: new Date(until) } };
   }
 
   /**

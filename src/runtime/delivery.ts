@@ -51,7 +51,7 @@ export function startDelivery(
 ): { stop(): Promise<void> } {
   const { store, clock, logger, wakeUps } = parts;
   const sender = new ThreadedSender(
-    { connectionsPerOrigin: 16, timeoutMs: config.deliveryTimeout },
+    { connectionsPerDestination: config.destinationConcurrency, timeoutMs: config.deliveryTimeout },
     {
       onThreadStopped: (error) => {
         logger.error(
@@ -75,6 +75,9 @@ export function startDelivery(
     logger,
     {
       concurrency: config.deliveryConcurrency,
+      destinationConcurrency: config.destinationConcurrency,
+      workspaceConcurrency: config.workspaceConcurrency,
+      circuitThreshold: config.circuitThreshold,
       leaseMs: config.deliveryLease,
       idlePollMs: () => (wakeUps.hearsOtherProcesses ? listeningIdlePollMs : idlePollMs),
     },

@@ -28,11 +28,12 @@ export interface TransactionOptions {
 export interface Database extends SqlExecutor {
   readonly dialect: Dialect;
   /**
-   * Appended to the SELECT that picks rows to claim, so that concurrent claimers skip each
-   * other's rows: `FOR UPDATE SKIP LOCKED` on PostgreSQL; empty on SQLite, where a write
-   * transaction is exclusive anyway.
+   * Appended to the SELECT that picks rows of `table` (its name or alias in the SELECT) to
+   * claim, so that concurrent claimers skip each other's rows: `FOR UPDATE OF table SKIP
+   * LOCKED` on PostgreSQL (the rows of joined tables stay unlocked); empty on SQLite, where a
+   * write transaction is exclusive anyway.
    */
-  readonly claimLockClause: string;
+  claimLockClause(table: string): string;
   /** Appended to a SELECT of a row about to be changed: `FOR UPDATE` on PostgreSQL. */
   readonly rowLockClause: string;
   /**

@@ -1,6 +1,9 @@
 import type {
   ApiKey,
   AttemptReport,
+  CircuitOpening,
+  ClaimExclusions,
+  ClaimRoom,
   ClaimedDelivery,
   Clock,
   DeliveryTaker,
@@ -28,6 +31,7 @@ import type { Database } from "./database.ts";
 import { Batcher } from "./batcher.ts";
 import { retryWhileUnavailable } from "./retry-unavailable.ts";
 import { insertApiKey, revokeApiKey, selectActiveApiKeysByHash } from "./sql/api-keys.ts";
+import { closeCircuit, openCircuit } from "./sql/circuits.ts";
 import {
   deleteDestination,
   insertDestination,
@@ -166,7 +170,7 @@ export class SqlStore implements Store {
   }
 
   getLastDelivery(workspaceId: string, destinationId: string): Promise<LastDelivery | null> {
-    return selectLastDelivery(this.#db, workspaceId, destinationId);
+    return selectLastDelivery(this.#db, workspaceId, destinationId, this.#now());
   }
 
   publishEvent(event: NewEvent): Promise<number> {
@@ -183,10 +187,16 @@ export class SqlStore implements Store {
    */
   async #publishBatch(events: readonly NewEvent[]): Promise<number[]> {
     const taker = this.#taker;
-    const reserved = taker?.reserve() ?? 0;
+    const room = taker?.reserve() ?? { slots: 0, excludedDestinations: [] };
+    const reserved = room.slots;
     const lease =
       taker !== null && reserved > 0
-        ? { token: newLease(taker.owner), until: this.#now() + taker.leaseMs, limit: reserved }
+        ? {
+            token: newLease(taker.owner),
+            until: this.#now() + taker.leaseMs,
+            limit: reserved,
+            excludedDestinations: room.excludedDestinations,
+          }
         : null;
     let published: PublishedBatch;
     try {
@@ -204,16 +214,28 @@ export class SqlStore implements Store {
     return published.queued;
   }
 
-  claimDueDeliveries(owner: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-    return claimDueDeliveries(this.#db, owner, limit, this.#now(), leaseMs);
+  claimDueDeliveries(
+    owner: string,
+    room: ClaimRoom,
+    leaseMs: number,
+  ): Promise<{ claimed: ClaimedDelivery[]; more: boolean }> {
+    return claimDueDeliveries(this.#db, owner, room, this.#now(), leaseMs);
   }
 
   finishAttempt(lease: string, seq: number, report: AttemptReport): Promise<boolean> {
     return this.#results.add({ lease, seq, report });
   }
 
-  nextDueAt(): Promise<Date | null> {
-    return selectNextDueAt(this.#db);
+  nextDueAt(exclusions?: ClaimExclusions): Promise<Date | null> {
+    return selectNextDueAt(this.#db, this.#now(), exclusions);
+  }
+
+  openCircuit(destinationId: string, opening: CircuitOpening): Promise<void> {
+    return openCircuit(this.#db, destinationId, opening, this.#now());
+  }
+
+  closeCircuit(destinationId: string): Promise<void> {
+    return closeCircuit(this.#db, destinationId);
   }
 
   pruneEvents(before: Date): Promise<number> {

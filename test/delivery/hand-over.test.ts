@@ -12,6 +12,7 @@ import { AddressPolicy } from "../../src/net/address-policy.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { eventually } from "../support/eventually.ts";
 import { testDatabaseLocation } from "../support/database.ts";
+import { claimUpTo } from "../support/delivery.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -38,7 +39,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
     store = await openStore(await testDatabaseLocation(join(dir.path, "hand-over")), {
       now: () => new Date(),
     });
-    sender = new HttpSender({ connectionsPerOrigin: 1, timeoutMs: 1000 });
+    sender = new HttpSender({ connectionsPerDestination: 1, timeoutMs: 1000 });
   });
   after(async () => {
     releaseLookups();
@@ -71,15 +72,15 @@ describe("fresh deliveries handed to the worker in the same process", () => {
     /** Called as each claim starts, before it reaches the store. */
     const hooks: { duringClaim: (limit: number) => void } = { duringClaim: () => undefined };
     const claiming: Store = Object.create(store) as Store;
-    claiming.claimDueDeliveries = async (owner, limit, leaseMs) => {
-      hooks.duringClaim(limit);
-      const deliveries = await store.claimDueDeliveries(owner, limit, leaseMs);
-      claimed.push(...deliveries.map((delivery) => delivery.eventId));
-      return deliveries;
+    claiming.claimDueDeliveries = async (owner, room, leaseMs) => {
+      hooks.duringClaim(room.total);
+      const result = await store.claimDueDeliveries(owner, room, leaseMs);
+      claimed.push(...result.claimed.map((delivery) => delivery.eventId));
+      return result;
     };
-    claiming.nextDueAt = () => {
+    claiming.nextDueAt = (exclusions) => {
       polls.nextDueAt += 1;
-      return store.nextDueAt();
+      return store.nextDueAt(exclusions);
     };
     claiming.finishAttempt = (lease, seq, report) => store.finishAttempt(lease, seq, report);
     const worker = new DeliveryWorker(
@@ -103,7 +104,14 @@ describe("fresh deliveries handed to the worker in the same process", () => {
         timeoutMs: 1000,
       },
       pino({ level: "silent" }),
-      { concurrency: options.concurrency, leaseMs: 60_000, idlePollMs: () => 50 },
+      {
+        concurrency: options.concurrency,
+        destinationConcurrency: options.concurrency,
+        workspaceConcurrency: options.concurrency,
+        circuitThreshold: 10,
+        leaseMs: 60_000,
+        idlePollMs: () => 50,
+      },
     );
     store.handDeliveriesTo({
       owner: worker.owner,
@@ -117,7 +125,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
         worker.wake();
       },
     });
-    assert.equal(worker.reserve(), 0, "a worker that has not started takes nothing");
+    assert.equal(worker.reserve().slots, 0, "a worker that has not started takes nothing");
     worker.start();
     return {
       worker,
@@ -170,14 +178,14 @@ describe("fresh deliveries handed to the worker in the same process", () => {
       let granted = 0;
       await until(() => {
         if (held.length > 0) releaseLookups();
-        granted = worker.reserve();
+        granted = worker.reserve().slots;
         return granted > 0;
       }, "the worker caught up");
       worker.take(granted, []); // the probe's reservation, given back unused
       const next = await publish(workspace);
       assert.deepEqual(handed, [next]);
       assert.equal(
-        (await store.claimDueDeliveries("elsewhere", 10, 1000)).length,
+        (await claimUpTo(store, "elsewhere", 10, 1000)).length,
         0,
         "the handed delivery is claimed already",
       );
@@ -192,13 +200,13 @@ describe("fresh deliveries handed to the worker in the same process", () => {
     const workspace = await workspaceWithDestination("steady");
     // A delivery claimed elsewhere whose lease ends soon: due again, and nobody announces it.
     const abandoned = await publish(workspace);
-    const [lost] = await store.claimDueDeliveries("crashed", 1, 200);
+    const [lost] = await claimUpTo(store, "crashed", 1, 200);
     assert.equal(lost?.eventId, abandoned);
     const { worker, claimed, polls, stop } = startWorker({ holdLookups: false, concurrency: 4 });
     try {
       // A publish batch takes every free slot, and is slow to commit.
       let granted = 0;
-      await until(() => (granted = worker.reserve()) > 0, "the worker caught up");
+      await until(() => (granted = worker.reserve().slots) > 0, "the worker caught up");
       assert.equal(granted, 4);
       const before = polls.nextDueAt;
       await new Promise((resolve) => setTimeout(resolve, 600));
@@ -207,12 +215,12 @@ describe("fresh deliveries handed to the worker in the same process", () => {
         `the loop polled ${polls.nextDueAt - before} times in 600 ms (idle poll: 50 ms)`,
       );
       assert.ok(!claimed.includes(abandoned), "no slot was free for it");
-      assert.equal(worker.reserve(), 0, "nothing is free while the reservation holds");
+      assert.equal(worker.reserve().slots, 0, "nothing is free while the reservation holds");
 
       // The batch commits with nothing for the worker: the slots come back, and the delivery
       // that fell due is claimed before any fresh one is taken.
       worker.take(granted, []);
-      assert.equal(worker.reserve(), 0, "something is due: no fresh deliveries are taken");
+      assert.equal(worker.reserve().slots, 0, "something is due: no fresh deliveries are taken");
       await until(() => claimed.includes(abandoned), "the abandoned delivery claimed");
     } finally {
       await stop();
@@ -224,7 +232,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
     const { worker, hooks, stop } = startWorker({ holdLookups: true, concurrency: 4 });
     try {
       let granted = 0;
-      await until(() => (granted = worker.reserve()) > 0, "the worker caught up");
+      await until(() => (granted = worker.reserve().slots) > 0, "the worker caught up");
       worker.take(granted, []);
       // One delivery, handed over; its attempt waits on the test's lookup.
       await publish(workspace);
@@ -233,7 +241,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
       // batch starting during that claim finds none left for it.
       const during: { limit: number; reserved: number }[] = [];
       hooks.duringClaim = (limit) => {
-        during.push({ limit, reserved: worker.reserve() });
+        during.push({ limit, reserved: worker.reserve().slots });
       };
       releaseLookups();
       await until(() => during.length > 0, "the loop's claim");

@@ -42,6 +42,7 @@ describe("the delivery sender in a thread", () => {
   });
 
   const request = (path: string, headers: Record<string, string> = {}): SendRequest => ({
+    poolKey: "dst_test",
     url: new URL(`${base}${path}`),
     headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify({ path }),
@@ -50,7 +51,7 @@ describe("the delivery sender in a thread", () => {
   });
 
   it("answers each of many concurrent requests with its own receiver's outcome", async () => {
-    const sender = new ThreadedSender({ connectionsPerOrigin: 4, timeoutMs: 2000 });
+    const sender = new ThreadedSender({ connectionsPerDestination: 4, timeoutMs: 2000 });
     try {
       const statuses = Array.from({ length: 300 }, (_, index) => [200, 404, 500, 503][index % 4]);
       const outcomes = await Promise.all(
@@ -75,7 +76,7 @@ describe("the delivery sender in a thread", () => {
   });
 
   it("classifies failures in the thread as the sender in the main thread does", async () => {
-    const sender = new ThreadedSender({ connectionsPerOrigin: 1, timeoutMs: 300 });
+    const sender = new ThreadedSender({ connectionsPerDestination: 1, timeoutMs: 300 });
     try {
       const closed = await new Promise<number>((resolve) => {
         const probe = createServer().listen(0, "127.0.0.1", () => {
@@ -102,7 +103,7 @@ describe("the delivery sender in a thread", () => {
   });
 
   it("lets the requests under way finish before close() ends the thread", async () => {
-    const sender = new ThreadedSender({ connectionsPerOrigin: 2, timeoutMs: 2000 });
+    const sender = new ThreadedSender({ connectionsPerDestination: 2, timeoutMs: 2000 });
     const pending = [
       sender.send(request("/200", { "x-delay": "200" })),
       sender.send(request("/500", { "x-delay": "100" })),
@@ -132,7 +133,7 @@ describe("the delivery sender in a thread", () => {
   it("fails the requests in a thread that dies, says so once, and starts a new one for the next", async () => {
     const stopped: string[] = [];
     const sender = new ThreadedSender(
-      { connectionsPerOrigin: 2, timeoutMs: 2000 },
+      { connectionsPerDestination: 2, timeoutMs: 2000 },
       {
         threadModule: crashingThread,
         onThreadStopped: (error) => stopped.push(error.message),
@@ -158,7 +159,7 @@ describe("the delivery sender in a thread", () => {
 
   it("sends a request made after its thread died, but before that was noticed, once or never", async () => {
     const sender = new ThreadedSender(
-      { connectionsPerOrigin: 2, timeoutMs: 2000 },
+      { connectionsPerDestination: 2, timeoutMs: 2000 },
       { threadModule: crashingThread },
     );
     try {

@@ -12,6 +12,7 @@ import type {
 } from "../../src/interfaces.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { queryTestDatabase, testDatabaseLocation } from "../support/database.ts";
+import { claimUpTo } from "../support/delivery.ts";
 import { tempDir } from "../support/temp.ts";
 
 /** A clock the test moves by hand. */
@@ -62,7 +63,7 @@ describe("the delivery queue in the store", () => {
   /** Ends every delivery left by earlier tests, including those still under a lease. */
   const drain = async (): Promise<void> => {
     clock.advance(86_400_000);
-    for (const claimed of await store.claimDueDeliveries("drain", 1000, 1000)) {
+    for (const claimed of await claimUpTo(store, "drain", 1000, 1000)) {
       await store.finishAttempt(claimed.lease, claimed.seq, {
         attempt: null,
         result: { status: "failed" },
@@ -132,7 +133,7 @@ describe("the delivery queue in the store", () => {
     await store.deleteDestination(workspace, deleted);
 
     assert.equal(await publish("job.failed"), 2);
-    const claimed = await store.claimDueDeliveries("w1", 10, 1000);
+    const claimed = await claimUpTo(store, "w1", 10, 1000);
     assert.deepEqual(claimed.map((item) => item.destination.id).sort(), [all, byName].sort());
     assert.ok(claimed.every((item) => item.eventType === "job.failed" && item.attempts === 0));
   });
@@ -140,11 +141,11 @@ describe("the delivery queue in the store", () => {
   it("gives a claimed delivery to no one else until its lease expires, then to the next worker", async () => {
     await destination(["*"]);
     await publish("job.completed");
-    const [first] = await store.claimDueDeliveries("w1", 10, 5000);
+    const [first] = await claimUpTo(store, "w1", 10, 5000);
     assert.ok(first);
-    assert.deepEqual(await store.claimDueDeliveries("w2", 10, 5000), []);
+    assert.deepEqual(await claimUpTo(store, "w2", 10, 5000), []);
     clock.advance(5001);
-    const [again] = await store.claimDueDeliveries("w2", 10, 5000);
+    const [again] = await claimUpTo(store, "w2", 10, 5000);
     assert.equal(again?.seq, first.seq, "the abandoned claim is due again");
     const stale = await store.finishAttempt(first.lease, first.seq, {
       attempt: null,
@@ -163,10 +164,10 @@ describe("the delivery queue in the store", () => {
   it("lets only the latest claim report, even when the same worker claimed twice", async () => {
     await destination(["*"]);
     await publish("job.completed");
-    const [first] = await store.claimDueDeliveries("w1", 10, 5000);
+    const [first] = await claimUpTo(store, "w1", 10, 5000);
     assert.ok(first);
     clock.advance(5001);
-    const [second] = await store.claimDueDeliveries("w1", 10, 5000);
+    const [second] = await claimUpTo(store, "w1", 10, 5000);
     assert.equal(second?.seq, first.seq);
     assert.notEqual(second.lease, first.lease);
     const late = await store.finishAttempt(first.lease, first.seq, {
@@ -188,7 +189,7 @@ describe("the delivery queue in the store", () => {
   it("claims at most the limit, oldest due first, and nothing that is not yet due", async () => {
     await destination(["*"]);
     for (let index = 0; index < 3; index += 1) await publish("job.completed");
-    const firstTwo = await store.claimDueDeliveries("w1", 2, 1000);
+    const firstTwo = await claimUpTo(store, "w1", 2, 1000);
     assert.equal(firstTwo.length, 2);
     const [retry] = firstTwo;
     assert.ok(retry);
@@ -202,7 +203,7 @@ describe("the delivery queue in the store", () => {
       result: { status: "pending", nextAttemptAt: new Date(clock.now().getTime() + 60_000) },
       error: "the receiver answered 500",
     });
-    const rest = await store.claimDueDeliveries("w1", 10, 1000);
+    const rest = await claimUpTo(store, "w1", 10, 1000);
     assert.equal(rest.length, 1, "the retried one waits for its time");
     assert.equal((await store.nextDueAt())?.getTime(), clock.now().getTime() + 1000);
   });
@@ -211,7 +212,7 @@ describe("the delivery queue in the store", () => {
     const id = await destination(["job.completed"]);
     assert.equal(await store.getLastDelivery(workspace, id), null);
     await publish("job.completed");
-    const [claimed] = await store.claimDueDeliveries("w1", 10, 1000);
+    const [claimed] = await claimUpTo(store, "w1", 10, 1000);
     assert.ok(claimed);
     const startedAt = clock.now();
     await store.finishAttempt(claimed.lease, claimed.seq, {
@@ -229,6 +230,7 @@ describe("the delivery queue in the store", () => {
       nextAttemptAt: new Date(startedAt.getTime() + 5000),
       lastStatusCode: 503,
       lastError: "the receiver answered 503",
+      circuit: null,
     });
     assert.equal(await store.getLastDelivery("ws_other", id), null, "scoped to the workspace");
   });
@@ -243,7 +245,7 @@ describe("the delivery queue in the store", () => {
       const claimUntilDry = async (claimer: Store, name: string): Promise<number[]> => {
         const seqs: number[] = [];
         for (;;) {
-          const batch = await claimer.claimDueDeliveries(name, 7, 60_000);
+          const batch = await claimUpTo(claimer, name, 7, 60_000);
           if (batch.length === 0) return seqs;
           seqs.push(...batch.map((item) => item.seq));
         }
@@ -265,7 +267,7 @@ describe("the delivery queue in the store", () => {
     const id = await destination(["*"]);
     await publish("job.completed");
     await publish("job.failed");
-    const claimed = await store.claimDueDeliveries("w1", 10, 1000);
+    const claimed = await claimUpTo(store, "w1", 10, 1000);
     assert.equal(claimed.length, 2);
     const [done, retrying] = claimed;
     assert.ok(done && retrying);
@@ -290,7 +292,7 @@ describe("the delivery queue in the store", () => {
     const last = await store.getLastDelivery(workspace, id);
     assert.equal(last?.notificationId, retrying.eventId, "the one being retried stays");
     clock.advance(60_000);
-    const [again] = await store.claimDueDeliveries("w1", 10, 1000);
+    const [again] = await claimUpTo(store, "w1", 10, 1000);
     assert.equal(again?.eventId, retrying.eventId, "and is still attempted");
   });
 
@@ -298,7 +300,7 @@ describe("the delivery queue in the store", () => {
     await store.pruneAttempts(clock.now()); // those of earlier tests
     await destination(["*"]);
     await publish("job.completed");
-    const [claimed] = await store.claimDueDeliveries("w1", 10, 1000);
+    const [claimed] = await claimUpTo(store, "w1", 10, 1000);
     assert.ok(claimed);
     await store.finishAttempt(claimed.lease, claimed.seq, {
       attempt: { startedAt: clock.now(), durationMs: 1, statusCode: 200, errorClass: null },
@@ -326,7 +328,7 @@ describe("the delivery queue in the store", () => {
     const counts = await Promise.all(events.map((event) => store.publishEvent(event)));
     assert.deepEqual(counts, [3, 1, 0, 2]);
 
-    const claimed = await store.claimDueDeliveries("w1", 100, 1000);
+    const claimed = await claimUpTo(store, "w1", 100, 1000);
     const bySeq = [...claimed].sort((a, b) => a.seq - b.seq);
     const [first, second, , fourth] = events.map((event) => event.id);
     assert.deepEqual(
@@ -356,7 +358,7 @@ describe("the delivery queue in the store", () => {
       await destination(["*"]),
     ];
     await publish("job.completed");
-    const claimed = await store.claimDueDeliveries("w1", 10, 1000);
+    const claimed = await claimUpTo(store, "w1", 10, 1000);
     assert.equal(claimed.length, 4);
     const [retried, delivered, abandoned, timedOut] = ids.map((id) =>
       claimed.find((item) => item.destination.id === id),
@@ -425,7 +427,7 @@ describe("the delivery queue in the store", () => {
     // attempt (its last attempt's time and status stay), the other makes its second attempt.
     clock.advance(1000);
     const secondAt = clock.now();
-    const again = await store.claimDueDeliveries("w2", 10, 1000);
+    const again = await claimUpTo(store, "w2", 10, 1000);
     assert.deepEqual(
       again.map((item) => item.seq).sort((a, b) => a - b),
       [retried.seq, timedOut.seq].sort((a, b) => a - b),
@@ -479,10 +481,10 @@ describe("the delivery queue in the store", () => {
     it(`records only the current claim's report when an expired claim reports in the same batch (${staleFirst ? "stale" : "current"} first)`, async () => {
       const id = await destination(["*"]);
       await publish("job.completed");
-      const [expired] = await store.claimDueDeliveries("w1", 10, 5000);
+      const [expired] = await claimUpTo(store, "w1", 10, 5000);
       assert.ok(expired);
       clock.advance(5001);
-      const [current] = await store.claimDueDeliveries("w2", 10, 5000);
+      const [current] = await claimUpTo(store, "w2", 10, 5000);
       assert.equal(current?.seq, expired.seq);
 
       // Both started before either is awaited: one batch.
@@ -529,7 +531,7 @@ describe("the delivery queue in the store", () => {
         leaseMs: 5000,
         reserve: () => {
           seen.reservations += 1;
-          return slots;
+          return { slots, excludedDestinations: [] };
         },
         take: (reserved, deliveries) => {
           seen.taken.push({ reserved, deliveries });
@@ -570,7 +572,7 @@ describe("the delivery queue in the store", () => {
       }
       assert.equal(seen.wakes, 1, "the one left over is announced");
 
-      const others = await store.claimDueDeliveries("elsewhere", 10, 5000);
+      const others = await claimUpTo(store, "elsewhere", 10, 5000);
       assert.deepEqual(
         others.map((delivery) => delivery.destination.id),
         [third],
@@ -599,14 +601,14 @@ describe("the delivery queue in the store", () => {
         2,
       );
       assert.equal(eager.seen.wakes, 0, "nothing was left for a claim");
-      assert.deepEqual(await store.claimDueDeliveries("elsewhere", 10, 5000), []);
+      assert.deepEqual(await claimUpTo(store, "elsewhere", 10, 5000), []);
 
       const declining = recordingTaker(0);
       store.handDeliveriesTo(declining.taker);
       await publish("job.completed");
       assert.deepEqual(declining.seen.taken, [{ reserved: 0, deliveries: [] }]);
       assert.equal(declining.seen.wakes, 1);
-      assert.equal((await store.claimDueDeliveries("elsewhere", 10, 5000)).length, 1);
+      assert.equal((await claimUpTo(store, "elsewhere", 10, 5000)).length, 1);
     });
 
     it("gives a handed delivery to another worker once its lease ends without a report (a crash)", async () => {
@@ -616,14 +618,14 @@ describe("the delivery queue in the store", () => {
       await publish("job.completed");
       const handed = seen.taken[0]?.deliveries[0];
       assert.ok(handed);
-      assert.deepEqual(await store.claimDueDeliveries("elsewhere", 10, 5000), []);
+      assert.deepEqual(await claimUpTo(store, "elsewhere", 10, 5000), []);
       assert.equal(
         (await store.getLastDelivery(workspace, handed.destination.id))?.nextAttemptAt,
         null,
         "while leased there is no scheduled attempt to show",
       );
       clock.advance(5001);
-      const [again] = await store.claimDueDeliveries("elsewhere", 10, 5000);
+      const [again] = await claimUpTo(store, "elsewhere", 10, 5000);
       assert.equal(again?.seq, handed.seq);
       assert.equal(
         await store.finishAttempt(

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
+import type { ClaimRoom, ClaimedDelivery, Store } from "../../src/interfaces.ts";
 import { queryTestDatabase } from "./database.ts";
 import { eventually } from "./eventually.ts";
 import type { ReceivedRequest } from "./receiver.ts";
@@ -54,4 +55,30 @@ export async function settledDeliveryStatuses(
     },
     { timeoutMs, what: "no delivery to be pending" },
   );
+}
+
+/**
+ * Claims up to `limit` due deliveries with room for all of them (no destination or workspace
+ * held), as a worker with nothing in flight would: the store's claim, for tests of the queue.
+ */
+export async function claimUpTo(
+  store: Pick<Store, "claimDueDeliveries">,
+  owner: string,
+  limit: number,
+  leaseMs: number,
+): Promise<ClaimedDelivery[]> {
+  const { claimed } = await store.claimDueDeliveries(owner, roomFor(limit), leaseMs);
+  return claimed;
+}
+
+/** A claim's room for `limit` deliveries, whatever their destinations and workspaces. */
+export function roomFor(limit: number): ClaimRoom {
+  return {
+    total: limit,
+    destinationLimit: Math.max(limit, 1),
+    workspaceLimit: Math.max(limit, 1),
+    activeByDestination: new Map(),
+    activeByWorkspace: new Map(),
+    exclusions: { destinations: [], workspaces: [] },
+  };
 }

@@ -1,4 +1,4 @@
-import type { Destination, LastDelivery } from "../../interfaces.ts";
+import type { CircuitState, Destination, LastDelivery } from "../../interfaces.ts";
 
 /** The destination as the API shows it. The signing secret is never a member of it. */
 export interface DestinationBody {
@@ -20,6 +20,15 @@ export interface LastDeliveryBody {
   readonly next_attempt_at: string | null;
   readonly last_status_code: number | null;
   readonly last_error: string | null;
+  /** Null while the destination's circuit is closed; else why its deliveries wait. */
+  readonly circuit: CircuitBody | null;
+}
+
+export interface CircuitBody {
+  readonly state: CircuitState["state"];
+  readonly open_until: string;
+  readonly opens: number;
+  readonly error: string | null;
 }
 
 export function destinationBody(destination: Destination): DestinationBody {
@@ -43,5 +52,14 @@ export function lastDeliveryBody(delivery: LastDelivery): LastDeliveryBody {
     next_attempt_at: delivery.nextAttemptAt?.toISOString() ?? null,
     last_status_code: delivery.lastStatusCode,
     last_error: delivery.lastError,
+    circuit:
+      delivery.circuit === null
+        ? null
+        : {
+            state: delivery.circuit.state,
+            open_until: delivery.circuit.openUntil.toISOString(),
+            opens: delivery.circuit.opens,
+            error: delivery.circuit.error,
+          },
   };
 }

@@ -29,7 +29,6 @@ export interface PostgresOptions {
  */
 export class PostgresDatabase implements Database {
   readonly dialect = "postgres";
-  readonly claimLockClause = "FOR UPDATE SKIP LOCKED";
   readonly rowLockClause = "FOR UPDATE";
   readonly writesInCtes = true;
   readonly #pool: pg.Pool;
@@ -46,6 +45,10 @@ export class PostgresDatabase implements Database {
       options.onIdleError?.(error);
     });
     this.#onNoticeError = options.onNoticeError ?? (() => undefined);
+  }
+
+  claimLockClause(table: string): string {
+    return `FOR UPDATE OF ${table} SKIP LOCKED`;
   }
 
   textsOfJsonArray(placeholder: string): string {

@@ -2,12 +2,15 @@ import { randomBytes } from "node:crypto";
 import type {
   AttemptRecord,
   AttemptReport,
+  ClaimExclusions,
+  ClaimRoom,
   ClaimedDelivery,
   DeliveryStatus,
   EventType,
   LastDelivery,
 } from "../../interfaces.ts";
 import type { Database, SqlExecutor, SqlValue } from "../database.ts";
+import { toCircuitState } from "./circuits.ts";
 import { toBoolean, toNullableDate, valuesRows } from "./rows.ts";
 
 export interface ClaimedRow extends Record<string, unknown> {
@@ -21,6 +24,8 @@ export interface ClaimedRow extends Record<string, unknown> {
   active: number | boolean;
   deleted_at: number | string | null;
   secret_ciphertext: string | null;
+  workspace_id: string;
+  circuit_opens: number | string;
 }
 
 /** A claim's token: the owner's name, and a part of its own for this claim. */
@@ -29,41 +34,95 @@ export function newLease(owner: string): string {
 }
 
 /**
- * Claims due deliveries, oldest due first. The claim moves `next_attempt_at` to the end of the
- * lease: if the owner dies, the rows are simply due again then (at-least-once delivery).
- * Each claim has a token of its own (`lease_owner`), so that only this claim can report on
- * the rows, not an earlier claim by the same worker whose lease ran out.
- * The CTE picks the rows once; PostgreSQL may re-evaluate an `IN (subquery … LIMIT)` and
- * claim more or other rows than the limit.
+ * Deliveries a claim may take now: pending, due, not of a destination or workspace that the
+ * claimer excludes ($2, $3: JSON arrays of ids), not of a destination whose circuit is open.
+ * The due index holds the destination, so excluded deliveries are passed over in the index.
+ */
+function claimableWhere(db: Database): string {
+  return `dl.status = 'pending' AND dl.next_attempt_at <= $1
+       AND dl.destination_id NOT IN (${db.textsOfJsonArray("$2")})
+       AND d.workspace_id NOT IN (${db.textsOfJsonArray("$3")})
+       AND (d.circuit_open_until IS NULL OR d.circuit_open_until <= $1)`;
+}
+
+function exclusionValues(exclusions: ClaimExclusions): SqlValue[] {
+  return [JSON.stringify(exclusions.destinations), JSON.stringify(exclusions.workspaces)];
+}
+
+interface CandidateRow extends Record<string, unknown> {
+  seq: number | string;
+  destination_id: string;
+  workspace_id: string;
+  circuit_opens: number | string;
+}
+
+/**
+ * Claims due deliveries, oldest due first, within the claimer's room (decision 22): no more
+ * of one destination than its room (one at a time while its circuit is half-open), nor of one
+ * workspace. The claim reads a window of the oldest candidates and picks from it in order, so
+ * that a destination with a backlog cannot fill a claim that others' deliveries are due for.
+ *
+ * The claim moves `next_attempt_at` to the end of the lease: if the owner dies, the rows are
+ * simply due again then (at-least-once delivery). Each claim has a token of its own
+ * (`lease_owner`), so that only this claim can report on the rows, not an earlier claim by the
+ * same worker whose lease ran out. `more` says the window held deliveries left for lack of room.
  */
 export async function claimDueDeliveries(
   db: Database,
   owner: string,
-  limit: number,
+  room: ClaimRoom,
   now: number,
   leaseMs: number,
-): Promise<ClaimedDelivery[]> {
+): Promise<{ claimed: ClaimedDelivery[]; more: boolean }> {
+  if (room.total <= 0) return { claimed: [], more: false };
   // Not durable: a claim lost in a crash is simply due again, as an abandoned one is.
   return db.transaction(
     async (tx) => {
+      const candidates = await tx.query<CandidateRow>(
+        `SELECT dl.seq, dl.destination_id, d.workspace_id, d.circuit_opens
+         FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
+         WHERE ${claimableWhere(db)}
+         ORDER BY dl.next_attempt_at LIMIT $4 ${db.claimLockClause("dl")}`,
+        [now, ...exclusionValues(room.exclusions), claimWindow(room.total)],
+      );
+      const picked = pickWithinRoom(candidates, room);
+      if (picked.length === 0) return { claimed: [], more: candidates.length > 0 };
       const lease = newLease(owner);
-      const claimed = await tx.query<{ seq: number | string }>(
-        `WITH due AS (SELECT seq FROM deliveries
-                    WHERE status = 'pending' AND next_attempt_at <= $3
-                    ORDER BY next_attempt_at LIMIT $4 ${db.claimLockClause})
-       UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
-       FROM due WHERE deliveries.seq = due.seq
-       RETURNING deliveries.seq`,
-        [now + leaseMs, lease, now, limit],
+      const placeholders = picked.map((_, index) => `$${index + 3}`).join(", ");
+      await tx.execute(
+        `UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2 WHERE seq IN (${placeholders})`,
+        [now + leaseMs, lease, ...picked],
       );
-      return selectClaimed(
-        tx,
-        claimed.map((row) => Number(row.seq)),
-        lease,
-      );
+      return {
+        claimed: await selectClaimed(tx, picked, lease),
+        more: picked.length < candidates.length,
+      };
     },
     { durable: false },
   );
+}
+
+/** How many of the oldest candidates a claim of `total` reads before it picks. */
+function claimWindow(total: number): number {
+  return Math.min(total * 2 + 32, 2048);
+}
+
+/** The candidates a claim takes, in order: each while its destination and workspace have room. */
+function pickWithinRoom(candidates: readonly CandidateRow[], room: ClaimRoom): number[] {
+  const byDestination = new Map(room.activeByDestination);
+  const byWorkspace = new Map(room.activeByWorkspace);
+  const picked: number[] = [];
+  for (const row of candidates) {
+    if (picked.length >= room.total) break;
+    const destinationLimit = Number(row.circuit_opens) > 0 ? 1 : room.destinationLimit;
+    const inDestination = byDestination.get(row.destination_id) ?? 0;
+    const inWorkspace = byWorkspace.get(row.workspace_id) ?? 0;
+    if (inDestination >= destinationLimit || inWorkspace >= room.workspaceLimit) continue;
+    byDestination.set(row.destination_id, inDestination + 1);
+    byWorkspace.set(row.workspace_id, inWorkspace + 1);
+    picked.push(Number(row.seq));
+  }
+  return picked;
 }
 
 /** What a worker needs to attempt the deliveries `seqs`, claimed under `lease`, by `seq`. */
@@ -76,7 +135,8 @@ export async function selectClaimed(
   const placeholders = seqs.map((_, index) => `$${index + 1}`).join(", ");
   const rows = await tx.query<ClaimedRow>(
     `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, e.body,
-            d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext
+            d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
+            d.workspace_id, d.circuit_opens
      FROM deliveries dl
      JOIN events e ON e.id = dl.event_id
      JOIN destinations d ON d.id = dl.destination_id
@@ -101,6 +161,8 @@ export function toClaimedDelivery(row: ClaimedRow, lease: string): ClaimedDelive
       active: toBoolean(row.active),
       deleted: row.deleted_at !== null,
       secretCiphertext: row.secret_ciphertext,
+      workspaceId: row.workspace_id,
+      circuitOpens: Number(row.circuit_opens),
     },
   };
 }
@@ -253,11 +315,33 @@ async function finishRound(
   return new Set(attemptNumbers.keys());
 }
 
-export async function selectNextDueAt(db: SqlExecutor): Promise<Date | null> {
-  const rows = await db.query<{ due: number | string | null }>(
-    "SELECT MIN(next_attempt_at) AS due FROM deliveries WHERE status = 'pending'",
+/**
+ * When a claim with `exclusions` may next find something: the earliest due delivery it could
+ * take (from the due index, not a scan), or the earliest end of an open circuit, whichever
+ * comes first. A delivery due before its destination's circuit closes counts from then.
+ */
+export async function selectNextDueAt(
+  db: Database,
+  now: number,
+  exclusions: ClaimExclusions = { destinations: [], workspaces: [] },
+): Promise<Date | null> {
+  const [due] = await db.query<{ at: number | string }>(
+    `SELECT dl.next_attempt_at AS at
+     FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
+     WHERE dl.status = 'pending'
+       AND dl.destination_id NOT IN (${db.textsOfJsonArray("$1")})
+       AND d.workspace_id NOT IN (${db.textsOfJsonArray("$2")})
+       AND (d.circuit_open_until IS NULL OR d.circuit_open_until <= dl.next_attempt_at)
+     ORDER BY dl.next_attempt_at LIMIT 1`,
+    exclusionValues(exclusions),
   );
-  return toNullableDate(rows[0]?.due);
+  const [reopens] = await db.query<{ at: number | string }>(
+    `SELECT circuit_open_until AS at FROM destinations WHERE circuit_open_until > $1
+     ORDER BY circuit_open_until LIMIT 1`,
+    [now],
+  );
+  const times = [due, reopens].filter((row) => row !== undefined).map((row) => Number(row.at));
+  return times.length === 0 ? null : new Date(Math.min(...times));
 }
 
 /**
@@ -290,6 +374,9 @@ interface LastDeliveryRow extends Record<string, unknown> {
   lease_owner: string | null;
   last_status_code: number | string | null;
   last_error: string | null;
+  circuit_open_until: number | string | null;
+  circuit_opens: number | string;
+  circuit_error: string | null;
 }
 
 /** The latest queued delivery to a destination of the workspace. */
@@ -297,10 +384,12 @@ export async function selectLastDelivery(
   db: SqlExecutor,
   workspaceId: string,
   destinationId: string,
+  now: number,
 ): Promise<LastDelivery | null> {
   const rows = await db.query<LastDeliveryRow>(
     `SELECT dl.status, dl.attempts, dl.last_attempt_at, dl.event_type, dl.event_id,
-            dl.next_attempt_at, dl.lease_owner, dl.last_status_code, dl.last_error
+            dl.next_attempt_at, dl.lease_owner, dl.last_status_code, dl.last_error,
+            d.circuit_open_until, d.circuit_opens, d.circuit_error
      FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
      WHERE dl.destination_id = $1 AND d.workspace_id = $2
      ORDER BY dl.seq DESC LIMIT 1`,
@@ -321,5 +410,6 @@ export async function selectLastDelivery(
         : null,
     lastStatusCode: row.last_status_code === null ? null : Number(row.last_status_code),
     lastError: row.last_error,
+    circuit: toCircuitState(row, now),
   };
 }

@@ -8,6 +8,8 @@ export interface PublishLease {
   readonly token: string;
   readonly until: number;
   readonly limit: number;
+  /** Destinations whose deliveries the lease does not take. */
+  readonly excludedDestinations: readonly string[];
 }
 
 export interface PublishedBatch {
@@ -38,27 +40,39 @@ function batchValues(events: readonly NewEvent[]): SqlValue[] {
 
 /**
  * The deliveries of the batch, one per matching destination (active, not deleted, subscribed
- * to the type or to \`*\`), in publish order so that their \`seq\`s run in it: due at once, or,
- * for the first \`$2\` of them, claimed until \`$3\` under the lease \`$4\`. Parameters: $1 true,
- * $2–$4 the lease (0, 0, null for none), the batch from $5.
+ * to the type or to \`*\`), in publish order so that their \`seq\`s run in it: due at once (or
+ * when the destination's circuit closes, if it is open), or, for the first \`$2\` of those the
+ * lease may take, claimed until \`$3\` under the lease \`$4\`. The lease takes none of a
+ * destination in \`$5\` (a JSON array of ids) nor of one whose circuit is open or half-open.
+ * Parameters: $1 true, $2–$5 the lease (0, 0, null, [] for none), the batch from $6.
  */
-const insertDeliveries = `matched AS (
+function insertDeliveries(db: Database): string {
+  return `matched AS (
        SELECT b.id AS event_id, d.id AS destination_id, b.type, b.created_at,
-              ROW_NUMBER() OVER (ORDER BY b.position, d.seq) AS n
+              b.position, d.seq AS destination_seq,
+              CASE WHEN d.circuit_open_until > b.created_at THEN d.circuit_open_until
+                   ELSE b.created_at END AS due_at,
+              CASE WHEN d.circuit_opens = 0
+                    AND d.id NOT IN (${db.textsOfJsonArray("$5")}) THEN 1 ELSE 0 END AS takeable
        FROM batch b
        JOIN destinations d ON d.workspace_id = b.workspace_id
        WHERE d.active = $1 AND d.deleted_at IS NULL
          AND EXISTS (SELECT 1 FROM destination_events s
-                     WHERE s.destination_id = d.id AND s.event IN (b.type, '*')))
+                     WHERE s.destination_id = d.id AND s.event IN (b.type, '*'))),
+     numbered AS (
+       SELECT matched.*,
+              ROW_NUMBER() OVER (PARTITION BY takeable ORDER BY position, destination_seq) AS n
+       FROM matched)
      INSERT INTO deliveries (event_id, destination_id, event_type, status, attempts,
                              next_attempt_at, lease_owner, created_at, updated_at)
      SELECT event_id, destination_id, type, 'pending', 0,
-            CASE WHEN n <= $2 THEN CAST($3 AS BIGINT) ELSE created_at END,
-            CASE WHEN n <= $2 THEN CAST($4 AS TEXT) END,
+            CASE WHEN takeable = 1 AND n <= $2 THEN CAST($3 AS BIGINT) ELSE due_at END,
+            CASE WHEN takeable = 1 AND n <= $2 THEN CAST($4 AS TEXT) END,
             created_at, created_at
-     FROM matched
-     ORDER BY n
+     FROM numbered
+     ORDER BY position, destination_seq
      RETURNING seq, event_id, destination_id, event_type, attempts, lease_owner`;
+}
 
 /**
  * The transactional outbox, for a batch of events: the events and their deliveries are one
@@ -82,6 +96,7 @@ export async function publishEvents(
     lease?.limit ?? 0,
     lease?.until ?? 0,
     lease?.token ?? null,
+    JSON.stringify(lease?.excludedDestinations ?? []),
   ];
   const batch = batchValues(events);
   const token = lease?.token ?? "";
@@ -89,14 +104,15 @@ export async function publishEvents(
   let handed: ClaimedDelivery[];
   if (db.writesInCtes) {
     rows = await db.query(
-      `WITH ${batchTable(events.length, 5)},
+      `WITH ${batchTable(events.length, 6)},
        ev AS (INSERT INTO events (id, workspace_id, type, body, created_at)
               SELECT id, workspace_id, type, body, created_at FROM batch ORDER BY position
               RETURNING id),
-       ins AS (WITH ${insertDeliveries})
+       ins AS (WITH ${insertDeliveries(db)})
        SELECT ins.seq, ins.event_id, ins.event_type, ins.attempts, ins.lease_owner,
               CASE WHEN ins.lease_owner IS NULL THEN NULL ELSE b.body END AS body,
-              d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext
+              d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
+              d.workspace_id, d.circuit_opens
        FROM ins
        JOIN batch b ON b.id = ins.event_id
        JOIN destinations d ON d.id = ins.destination_id
@@ -115,7 +131,7 @@ export async function publishEvents(
         batch,
       );
       const inserted = await tx.query<ClaimedRow & { lease_owner: string | null }>(
-        `WITH ${batchTable(events.length, 5)}, ${insertDeliveries}`,
+        `WITH ${batchTable(events.length, 6)}, ${insertDeliveries(db)}`,
         [...leaseValues, ...batch],
       );
       const leased = inserted

@@ -48,7 +48,6 @@ const maxBatch = 256;
  */
 export class SqliteDatabase implements Database {
   readonly dialect = "sqlite";
-  readonly claimLockClause = "";
   readonly rowLockClause = "";
   readonly writesInCtes = false;
   readonly #db: DatabaseSync;
@@ -294,6 +293,10 @@ export class SqliteDatabase implements Database {
       this.#db.exec(sql);
     });
     await this.#durableUpTo(++this.#committed);
+  }
+
+  claimLockClause(): string {
+    return "";
   }
 
   textsOfJsonArray(placeholder: string): string {

@@ -1,0 +1,90 @@
+import type { CircuitOpening, CircuitState } from "../../interfaces.ts";
+import type { Database, SqlExecutor } from "../database.ts";
+import { toDate } from "./rows.ts";
+
+/** Rows changed per transaction when a circuit opens, so that no one statement stalls others. */
+const chunkSize = 2000;
+
+/**
+ * The destination's pending deliveries that no claim holds, due before `$2`, a chunk at a
+ * time: what an opening circuit ends or makes wait.
+ */
+const waitingChunk = `SELECT seq FROM deliveries
+  WHERE destination_id = $1 AND status = 'pending' AND lease_owner IS NULL
+    AND next_attempt_at < $2`;
+
+/**
+ * Opens a destination's circuit (decision 22): from this commit no claim takes its deliveries
+ * until `until`. Then its waiting deliveries that were created before `failCreatedBefore` end
+ * `failed` (their retries would be spent by the time the circuit lets them go), and the others
+ * are made due at `until`, so that their `next_attempt_at` says when they go and no claim
+ * reads past them in the due index meanwhile. Each chunk is a transaction of its own: a
+ * delivery not moved yet is merely excluded by the circuit until it is. The outer conditions
+ * are checked again on the row as it is when locked (PostgreSQL), so a delivery that a claim
+ * took meanwhile keeps its lease.
+ */
+export async function openCircuit(
+  db: Database,
+  destinationId: string,
+  opening: CircuitOpening,
+  now: number,
+): Promise<void> {
+  const until = opening.until.getTime();
+  await db.execute(
+    `UPDATE destinations SET circuit_open_until = $2, circuit_opens = $3, circuit_error = $4
+     WHERE id = $1`,
+    [destinationId, until, opening.opens, opening.error],
+  );
+  const failed = `${opening.error}; its retries ran out while the destination's circuit was open`;
+  await inChunks(db, (tx) =>
+    tx.execute(
+      `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, last_error = $3,
+              updated_at = $4
+       WHERE seq IN (${waitingChunk} AND created_at < $5 LIMIT ${chunkSize})
+         AND status = 'pending' AND lease_owner IS NULL`,
+      [destinationId, until, failed, now, opening.failCreatedBefore.getTime()],
+    ),
+  );
+  await inChunks(db, (tx) =>
+    tx.execute(
+      `UPDATE deliveries SET next_attempt_at = $2, updated_at = $3
+       WHERE seq IN (${waitingChunk} LIMIT ${chunkSize})
+         AND status = 'pending' AND lease_owner IS NULL`,
+      [destinationId, until, now],
+    ),
+  );
+}
+
+async function inChunks(db: Database, chunk: (tx: SqlExecutor) => Promise<number>): Promise<void> {
+  while ((await db.transaction(chunk)) >= chunkSize) {
+    // Until a chunk comes back short.
+  }
+}
+
+/** Closes a destination's circuit: its deliveries are claimed as any others again. */
+export async function closeCircuit(db: SqlExecutor, destinationId: string): Promise<void> {
+  await db.execute(
+    `UPDATE destinations SET circuit_open_until = NULL, circuit_opens = 0, circuit_error = NULL
+     WHERE id = $1 AND circuit_opens > 0`,
+    [destinationId],
+  );
+}
+
+/** The circuit as `last_delivery` shows it; null while closed. */
+export function toCircuitState(
+  row: {
+    circuit_open_until: number | string | null;
+    circuit_opens: number | string;
+    circuit_error: string | null;
+  },
+  now: number,
+): CircuitState | null {
+  if (row.circuit_open_until === null || Number(row.circuit_opens) === 0) return null;
+  const openUntil = toDate(row.circuit_open_until);
+  return {
+    state: openUntil.getTime() > now ? "open" : "half_open",
+    openUntil,
+    opens: Number(row.circuit_opens),
+    error: row.circuit_error,
+  };
+}
