@@ -9,7 +9,10 @@ import type { TestCa } from "../test/support/tls.ts";
  */
 export interface BenchReceiver {
   readonly url: string;
-  /** Webhook-Id → when it first arrived (performance.now()). */
+  /**
+   * Webhook-Id → when it first arrived (performance.now()); with `perPath`, each path's
+   * receipt of it apart, keyed `<path> <Webhook-Id>`.
+   */
   readonly firstReceipt: Map<string, number>;
   /** Every request, duplicates included. */
   received(): number;
@@ -21,7 +24,10 @@ export interface BenchReceiver {
   close(): Promise<void>;
 }
 
-export async function startBenchReceiver(ca: TestCa): Promise<BenchReceiver> {
+export async function startBenchReceiver(
+  ca: TestCa,
+  options: { perPath?: boolean } = {},
+): Promise<BenchReceiver> {
   const firstReceipt = new Map<string, number>();
   let received = 0;
   let waiter: { done: () => boolean; resolve: () => void } | null = null;
@@ -31,7 +37,8 @@ export async function startBenchReceiver(ca: TestCa): Promise<BenchReceiver> {
       request.resume();
       request.on("end", () => {
         received += 1;
-        const id = String(request.headers["webhook-id"]);
+        const webhookId = String(request.headers["webhook-id"]);
+        const id = options.perPath === true ? `${request.url ?? ""} ${webhookId}` : webhookId;
         if (!firstReceipt.has(id)) firstReceipt.set(id, performance.now());
         response.writeHead(200, { "content-length": "2" }).end("ok");
         if (waiter?.done() === true) {

@@ -67,7 +67,7 @@ export interface LastDelivery {
 }
 
 /**
- * A destination whose attempts kept failing is slowed down as a unit (decision 22): its
+ * A destination whose attempts kept failing is slowed down as a unit (decision 24): its
  * circuit opens until `openUntil` (nothing of it is claimed), then half-opens (one attempt at
  * a time probes it) once that has passed.
  */
@@ -120,17 +120,19 @@ export interface ClaimExclusions {
 }
 
 /**
- * How much one claim may take (decision 22): `total` at most, and no more of a destination or
- * a workspace than its limit less what the claimer already holds of it (a destination whose
- * circuit is half-open, one at a time). The excluded ones are skipped in the due index.
+ * How much one claim may take (decision 24): `total` at most, and no more of a destination or
+ * a workspace than its room (of a destination whose circuit is half-open, one at most). The
+ * excluded ones, with no room at all, are skipped in the due index.
  */
 export interface ClaimRoom {
   readonly total: number;
-  readonly destinationLimit: number;
-  readonly workspaceLimit: number;
-  /** Deliveries the claimer holds (waiting to be sent or being sent), by destination. */
-  readonly activeByDestination: ReadonlyMap<string, number>;
-  readonly activeByWorkspace: ReadonlyMap<string, number>;
+  /** The room of a destination the claimer holds nothing of. */
+  readonly perDestination: number;
+  /** The room of each destination the claimer holds some of. */
+  readonly destinationRoom: ReadonlyMap<string, number>;
+  /** The room of a workspace the claimer holds nothing of. */
+  readonly perWorkspace: number;
+  readonly workspaceRoom: ReadonlyMap<string, number>;
   readonly exclusions: ClaimExclusions;
 }
 
@@ -344,13 +346,8 @@ export interface Store {
    * Claims due deliveries for `owner` until `leaseMs` from now, oldest due first within
    * `room`: they are due again by themselves if the owner never reports back. Deliveries of a
    * destination whose circuit is open are not claimed; of one half-open, one at most.
-   * `more` says that due deliveries were left for lack of room.
    */
-  claimDueDeliveries(
-    owner: string,
-    room: ClaimRoom,
-    leaseMs: number,
-  ): Promise<{ claimed: ClaimedDelivery[]; more: boolean }>;
+  claimDueDeliveries(owner: string, room: ClaimRoom, leaseMs: number): Promise<ClaimedDelivery[]>;
   /**
    * Records the attempt, if one was made, and where the delivery now stands. Changes nothing,
    * returning false, if the claim `lease` no longer holds the delivery.
@@ -367,6 +364,11 @@ export interface Store {
    * `failCreatedBefore` end `failed` instead (their retries would be spent by then).
    */
   openCircuit(destinationId: string, opening: CircuitOpening): Promise<void>;
+  /**
+   * Gives deliveries claimed under `lease` back to the queue, due at `dueAt` (null: now), with
+   * nothing attempted: a worker that will not send them after all.
+   */
+  releaseDeliveries(lease: string, seqs: readonly number[], dueAt: Date | null): Promise<void>;
   /** Closes the destination's circuit: a probe was delivered. */
   closeCircuit(destinationId: string): Promise<void>;
   /** Deletes attempt records that started before `before`; returns how many. */

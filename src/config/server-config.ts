@@ -135,7 +135,7 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     retrySchedule: "5s,30s,2m,10m,30m,1h,2h,4h,8h,12h,24h,24h",
     deliveryTimeout: "10s",
     deliveryConcurrency: 256,
-    destinationConcurrency: 32,
+    destinationConcurrency: 16,
     workspaceConcurrency: 128,
     circuitThreshold: 10,
     deliveryLease: "60s",

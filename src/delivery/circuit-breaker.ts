@@ -14,7 +14,7 @@ interface FailureRun {
 }
 
 /**
- * Decides when a destination is slowed down as a unit (decision 22). An attempt that times out,
+ * Decides when a destination is slowed down as a unit (decision 24). An attempt that times out,
  * cannot connect, fails TLS or HTTP, or is answered 429 or 5xx is a failure of the destination
  * rather than of one notification; after `threshold` of them in a row the circuit opens for the
  * retry schedule's first step, and each further opening in a row (a probe that fails) for the

@@ -62,7 +62,7 @@ interface DestinationPool {
 
 /**
  * POSTs notifications over keep-alive connections (undici), a pool per destination, so that
- * a destination that hangs holds only its own connections (decision 22). Redirects are never
+ * a destination that hangs holds only its own connections (decision 24). Redirects are never
  * followed (undici's `request` does not follow them). Connections are opened only to
  * addresses the caller has just checked: the pool's `lookup` answers from the addresses pinned
  * by the latest attempt, never from a second DNS query, so there is no window in which DNS

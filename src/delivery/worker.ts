@@ -11,8 +11,11 @@ import type {
 } from "../interfaces.ts";
 import { attemptDelivery, type AttemptDependencies } from "./attempt.ts";
 import { CircuitBreaker, type CircuitChange } from "./circuit-breaker.ts";
-import { DestinationSlots } from "./destination-slots.ts";
+import { DestinationSlots, heldWhenFast } from "./destination-slots.ts";
 import { WorkSignal } from "./work-signal.ts";
+
+/** How often the worker looks for destinations that stopped answering while others wait. */
+const shedEveryMs = 250;
 
 export interface WorkerOptions {
   /** Deliveries held at once (waiting, being sent, or being recorded), across all destinations. */
@@ -42,7 +45,7 @@ export interface WorkerOptions {
  * deliveries than it had room for, and no wake-up came since), so that a backlog is still
  * sent oldest due first (decision 19).
  *
- * No destination or workspace takes more than its share (decision 22): a claim asks for no more
+ * No destination or workspace takes more than its share (decision 24): a claim asks for no more
  * of either than its room, at most `destinationConcurrency` attempts of one destination are in
  * flight, and a destination that keeps failing has its circuit opened (`CircuitBreaker`).
  */
@@ -64,6 +67,7 @@ export class DeliveryWorker implements DeliveryTaker {
   #wakeUps = 0;
   #running = false;
   #loop: Promise<void> = Promise.resolve();
+  #shedding: NodeJS.Timeout | undefined;
 
   constructor(
     store: Store,
@@ -75,16 +79,27 @@ export class DeliveryWorker implements DeliveryTaker {
     this.#dependencies = dependencies;
     this.#logger = logger.child({ worker: this.owner });
     this.#options = options;
-    this.#slots = new DestinationSlots({
-      perDestination: options.destinationConcurrency,
-      perWorkspace: options.workspaceConcurrency,
-    });
+    this.#slots = new DestinationSlots(
+      {
+        sending: options.destinationConcurrency,
+        heldWhenFast: heldWhenFast(options.destinationConcurrency, options.concurrency),
+        perWorkspace: options.workspaceConcurrency,
+        fastExchangeMs: Math.min(1000, dependencies.timeoutMs / 4),
+      },
+      () => this.#now(),
+    );
     this.#breaker = new CircuitBreaker(options.circuitThreshold, dependencies.schedule);
   }
 
   start(): void {
     this.#running = true;
     this.#loop = this.#run();
+    // A destination that stops answering gives back what waits for its turns (decision 24).
+    this.#shedding = setInterval(() => {
+      const shed = this.#slots.shedSlow();
+      if (shed.length > 0) this.#giveBack(shed, null);
+    }, shedEveryMs);
+    this.#shedding.unref();
   }
 
   get leaseMs(): number {
@@ -108,9 +123,37 @@ export class DeliveryWorker implements DeliveryTaker {
   take(reserved: number, deliveries: readonly ClaimedDelivery[]): void {
     this.#reserved -= reserved;
     // Taken after stop(), they are left leased: due again, for any worker, when the lease ends.
-    if (this.#running) for (const delivery of deliveries) this.#begin(delivery);
+    if (!this.#running) return;
+    const over: ClaimedDelivery[] = [];
+    for (const delivery of deliveries) {
+      if (this.#slots.hasRoom(delivery)) this.#begin(delivery);
+      else over.push(delivery);
+    }
+    if (over.length > 0) this.#giveBack(over, null);
     // Slots given back while deliveries wait for a claim: the loop may have left them alone.
     if (!this.#caughtUp && reserved > deliveries.length) this.#signal.notify();
+  }
+
+  /**
+   * Deliveries the worker will not send after all (handed more than it has room for, or
+   * waiting for a destination that stopped answering) go back to the queue, due at `dueAt`
+   * (null: at once), to be claimed within the room. If this fails, their lease runs out.
+   */
+  #giveBack(deliveries: readonly ClaimedDelivery[], dueAt: Date | null): void {
+    this.#caughtUp = false;
+    const byLease = new Map<string, number[]>();
+    for (const { lease, seq } of deliveries)
+      byLease.set(lease, [...(byLease.get(lease) ?? []), seq]);
+    for (const [lease, seqs] of byLease) {
+      this.#store.releaseDeliveries(lease, seqs, dueAt).then(
+        () => {
+          this.#signal.notify();
+        },
+        (error: unknown) => {
+          this.#logger.error({ err: error }, "deliveries could not be given back to the queue");
+        },
+      );
+    }
   }
 
   #free(): number {
@@ -121,6 +164,7 @@ export class DeliveryWorker implements DeliveryTaker {
   /** Stops claiming, and waits for the attempts in flight (each bounded by the timeout). */
   async stop(): Promise<void> {
     this.#running = false;
+    clearInterval(this.#shedding);
     this.#signal.notify();
     await this.#loop;
     await Promise.all(this.#inFlight);
@@ -134,18 +178,18 @@ export class DeliveryWorker implements DeliveryTaker {
         let claimed: ClaimedDelivery[] = [];
         if (free > 0) {
           this.#claiming = free;
-          let more: boolean;
           try {
-            ({ claimed, more } = await this.#store.claimDueDeliveries(
+            claimed = await this.#store.claimDueDeliveries(
               this.owner,
               this.#slots.room(free),
               this.#options.leaseMs,
-            ));
+            );
           } finally {
             this.#claiming = 0;
           }
-          // Deliveries left for lack of a destination's room are a backlog too.
-          this.#caughtUp = !more && claimed.length < free && wakeUps === this.#wakeUps;
+          // Caught up with what it has room for: a destination or workspace that is full is
+          // skipped, and wakes the loop when it has room again (see #attempt).
+          this.#caughtUp = claimed.length < free && wakeUps === this.#wakeUps;
         }
         for (const delivery of claimed) this.#begin(delivery);
         // A full batch suggests more are due: claim again as soon as a slot frees.
@@ -197,13 +241,17 @@ export class DeliveryWorker implements DeliveryTaker {
       attempt: delivery.attempts + 1,
     };
     const leaseEndsAt = this.#now() + this.#options.leaseMs;
-    await this.#slots.acquire(delivery);
+    // False: given back while it waited for its turn (its destination stopped answering).
+    if (!(await this.#slots.acquire(delivery))) return true;
+    let exchangeMs: number | null = null;
     let turnHeld = true;
     const endTurn = (): void => {
       if (!turnHeld) return;
       turnHeld = false;
-      this.#slots.release(delivery);
-      if (!this.#caughtUp) this.#signal.notify();
+      const hadNoRoom = this.#slots.release(delivery, exchangeMs);
+      // Deliveries of a destination or workspace that had no room were passed over by the
+      // claims: now one of them may be taken.
+      if (hadNoRoom || !this.#caughtUp) this.#signal.notify();
     };
     try {
       // A delivery that waited for its turn too long to finish inside its lease is left
@@ -211,7 +259,16 @@ export class DeliveryWorker implements DeliveryTaker {
       if (!this.#running || this.#now() + this.#dependencies.timeoutMs * 1.5 > leaseEndsAt) {
         return true;
       }
+      // Its destination's circuit opened while it waited: it waits for the circuit instead.
+      const circuitEnds = this.#breaker.openUntil(delivery.destination.id);
+      if (circuitEnds > this.#now()) {
+        endTurn();
+        this.#giveBack([delivery], new Date(circuitEnds));
+        return true;
+      }
+      const startedAt = this.#now();
       const attempted = await attemptDelivery(delivery, this.#dependencies);
+      exchangeMs = this.#now() - startedAt;
       endTurn();
       const change = this.#breaker.record(delivery, attempted, this.#now());
       if (change !== null) await this.#changeCircuit(delivery, change);
@@ -252,6 +309,9 @@ export class DeliveryWorker implements DeliveryTaker {
       }
       const { opening } = change;
       await this.#store.openCircuit(destinationId, opening);
+      // What waits here for its turn waits for the circuit instead.
+      const waiting = this.#slots.shedSlow(destinationId);
+      if (waiting.length > 0) this.#giveBack(waiting, opening.until);
       this.#logger.warn(
         {
           destination_id: destinationId,

@@ -45,6 +45,7 @@ import {
   deleteEndedEventsBefore,
   finishAttempts,
   newLease,
+  releaseDeliveries,
   selectLastDelivery,
   type FinishedAttempt,
   selectNextDueAt,
@@ -214,11 +215,7 @@ export class SqlStore implements Store {
     return published.queued;
   }
 
-  claimDueDeliveries(
-    owner: string,
-    room: ClaimRoom,
-    leaseMs: number,
-  ): Promise<{ claimed: ClaimedDelivery[]; more: boolean }> {
+  claimDueDeliveries(owner: string, room: ClaimRoom, leaseMs: number): Promise<ClaimedDelivery[]> {
     return claimDueDeliveries(this.#db, owner, room, this.#now(), leaseMs);
   }
 
@@ -232,6 +229,10 @@ export class SqlStore implements Store {
 
   openCircuit(destinationId: string, opening: CircuitOpening): Promise<void> {
     return openCircuit(this.#db, destinationId, opening, this.#now());
+  }
+
+  releaseDeliveries(lease: string, seqs: readonly number[], dueAt: Date | null): Promise<void> {
+    return releaseDeliveries(this.#db, lease, seqs, dueAt?.getTime() ?? this.#now());
   }
 
   closeCircuit(destinationId: string): Promise<void> {

@@ -74,9 +74,9 @@ describe("fresh deliveries handed to the worker in the same process", () => {
     const claiming: Store = Object.create(store) as Store;
     claiming.claimDueDeliveries = async (owner, room, leaseMs) => {
       hooks.duringClaim(room.total);
-      const result = await store.claimDueDeliveries(owner, room, leaseMs);
-      claimed.push(...result.claimed.map((delivery) => delivery.eventId));
-      return result;
+      const deliveries = await store.claimDueDeliveries(owner, room, leaseMs);
+      claimed.push(...deliveries.map((delivery) => delivery.eventId));
+      return deliveries;
     };
     claiming.nextDueAt = (exclusions) => {
       polls.nextDueAt += 1;

@@ -4,7 +4,6 @@ import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import type {
   AttemptReport,
   ClaimedDelivery,
-  Clock,
   DeliveryTaker,
   EventType,
   NewEvent,
@@ -12,19 +11,9 @@ import type {
 } from "../../src/interfaces.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { queryTestDatabase, testDatabaseLocation } from "../support/database.ts";
+import { manualClock } from "../support/clock.ts";
 import { claimUpTo } from "../support/delivery.ts";
 import { tempDir } from "../support/temp.ts";
-
-/** A clock the test moves by hand. */
-function manualClock(start: number): Clock & { advance(ms: number): void } {
-  let now = start;
-  return {
-    now: () => new Date(now),
-    advance: (ms) => {
-      now += ms;
-    },
-  };
-}
 
 describe("the delivery queue in the store", () => {
   let dir: { path: string; cleanup: () => Promise<void> };

@@ -67,18 +67,17 @@ export async function claimUpTo(
   limit: number,
   leaseMs: number,
 ): Promise<ClaimedDelivery[]> {
-  const { claimed } = await store.claimDueDeliveries(owner, roomFor(limit), leaseMs);
-  return claimed;
+  return store.claimDueDeliveries(owner, roomFor(limit), leaseMs);
 }
 
 /** A claim's room for `limit` deliveries, whatever their destinations and workspaces. */
 export function roomFor(limit: number): ClaimRoom {
   return {
     total: limit,
-    destinationLimit: Math.max(limit, 1),
-    workspaceLimit: Math.max(limit, 1),
-    activeByDestination: new Map(),
-    activeByWorkspace: new Map(),
+    perDestination: limit,
+    destinationRoom: new Map(),
+    perWorkspace: limit,
+    workspaceRoom: new Map(),
     exclusions: { destinations: [], workspaces: [] },
   };
 }

@@ -14,7 +14,7 @@ const waitingChunk = `SELECT seq FROM deliveries
     AND next_attempt_at < $2`;
 
 /**
- * Opens a destination's circuit (decision 22): from this commit no claim takes its deliveries
+ * Opens a destination's circuit (decision 24): from this commit no claim takes its deliveries
  * until `until`. Then its waiting deliveries that were created before `failCreatedBefore` end
  * `failed` (their retries would be spent by the time the circuit lets them go), and the others
  * are made due at `until`, so that their `next_attempt_at` says when they go and no claim

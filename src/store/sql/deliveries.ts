@@ -57,7 +57,7 @@ interface CandidateRow extends Record<string, unknown> {
 }
 
 /**
- * Claims due deliveries, oldest due first, within the claimer's room (decision 22): no more
+ * Claims due deliveries, oldest due first, within the claimer's room (decision 24): no more
  * of one destination than its room (one at a time while its circuit is half-open), nor of one
  * workspace. The claim reads a window of the oldest candidates and picks from it in order, so
  * that a destination with a backlog cannot fill a claim that others' deliveries are due for.
@@ -65,7 +65,7 @@ interface CandidateRow extends Record<string, unknown> {
  * The claim moves `next_attempt_at` to the end of the lease: if the owner dies, the rows are
  * simply due again then (at-least-once delivery). Each claim has a token of its own
  * (`lease_owner`), so that only this claim can report on the rows, not an earlier claim by the
- * same worker whose lease ran out. `more` says the window held deliveries left for lack of room.
+ * same worker whose lease ran out.
  */
 export async function claimDueDeliveries(
   db: Database,
@@ -73,8 +73,8 @@ export async function claimDueDeliveries(
   room: ClaimRoom,
   now: number,
   leaseMs: number,
-): Promise<{ claimed: ClaimedDelivery[]; more: boolean }> {
-  if (room.total <= 0) return { claimed: [], more: false };
+): Promise<ClaimedDelivery[]> {
+  if (room.total <= 0) return [];
   // Not durable: a claim lost in a crash is simply due again, as an abandoned one is.
   return db.transaction(
     async (tx) => {
@@ -86,17 +86,14 @@ export async function claimDueDeliveries(
         [now, ...exclusionValues(room.exclusions), claimWindow(room.total)],
       );
       const picked = pickWithinRoom(candidates, room);
-      if (picked.length === 0) return { claimed: [], more: candidates.length > 0 };
+      if (picked.length === 0) return [];
       const lease = newLease(owner);
       const placeholders = picked.map((_, index) => `$${index + 3}`).join(", ");
       await tx.execute(
         `UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2 WHERE seq IN (${placeholders})`,
         [now + leaseMs, lease, ...picked],
       );
-      return {
-        claimed: await selectClaimed(tx, picked, lease),
-        more: picked.length < candidates.length,
-      };
+      return selectClaimed(tx, picked, lease);
     },
     { durable: false },
   );
@@ -109,20 +106,36 @@ function claimWindow(total: number): number {
 
 /** The candidates a claim takes, in order: each while its destination and workspace have room. */
 function pickWithinRoom(candidates: readonly CandidateRow[], room: ClaimRoom): number[] {
-  const byDestination = new Map(room.activeByDestination);
-  const byWorkspace = new Map(room.activeByWorkspace);
+  const destinationRoom = new Map(room.destinationRoom);
+  const workspaceRoom = new Map(room.workspaceRoom);
   const picked: number[] = [];
   for (const row of candidates) {
     if (picked.length >= room.total) break;
-    const destinationLimit = Number(row.circuit_opens) > 0 ? 1 : room.destinationLimit;
-    const inDestination = byDestination.get(row.destination_id) ?? 0;
-    const inWorkspace = byWorkspace.get(row.workspace_id) ?? 0;
-    if (inDestination >= destinationLimit || inWorkspace >= room.workspaceLimit) continue;
-    byDestination.set(row.destination_id, inDestination + 1);
-    byWorkspace.set(row.workspace_id, inWorkspace + 1);
+    const left = destinationRoom.get(row.destination_id) ?? room.perDestination;
+    const inDestination = Number(row.circuit_opens) > 0 ? Math.min(left, 1) : left;
+    const inWorkspace = workspaceRoom.get(row.workspace_id) ?? room.perWorkspace;
+    if (inDestination <= 0 || inWorkspace <= 0) continue;
+    destinationRoom.set(row.destination_id, inDestination - 1);
+    workspaceRoom.set(row.workspace_id, inWorkspace - 1);
     picked.push(Number(row.seq));
   }
   return picked;
+}
+
+/** Gives deliveries claimed under `lease` back, due at `dueAt`, as if never claimed. */
+export async function releaseDeliveries(
+  db: SqlExecutor,
+  lease: string,
+  seqs: readonly number[],
+  dueAt: number,
+): Promise<void> {
+  if (seqs.length === 0) return;
+  const placeholders = seqs.map((_, index) => `$${index + 3}`).join(", ");
+  await db.execute(
+    `UPDATE deliveries SET lease_owner = NULL, next_attempt_at = $1
+     WHERE lease_owner = $2 AND status = 'pending' AND seq IN (${placeholders})`,
+    [dueAt, lease, ...seqs],
+  );
 }
 
 /** What a worker needs to attempt the deliveries `seqs`, claimed under `lease`, by `seq`. */
