@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, totalmem, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
+import { measureNoisyNeighbours, type NoisyNeighbours } from "./noisy.ts";
 import { measureRawLimit } from "./raw.ts";
 import { measureThroughput, publish, register, warmUpCount, type Throughput } from "./measure.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
@@ -16,13 +17,21 @@ import { postgresDatabase } from "./postgres.ts";
 
 const quick = process.argv.includes("--quick");
 const sizes = quick
-  ? { throughput: 3000, warmUp: 300, latencySeconds: 3, getSeconds: 3, backlog: 10_000 }
+  ? {
+      throughput: 3000,
+      warmUp: 300,
+      latencySeconds: 3,
+      getSeconds: 3,
+      backlog: 10_000,
+      noisySeconds: 5,
+    }
   : {
       throughput: 20_000,
       warmUp: warmUpCount,
       latencySeconds: 10,
       getSeconds: 10,
       backlog: 100_000,
+      noisySeconds: 20,
     };
 /** The service's default (`deliveryConcurrency`). */
 const deliveryConcurrency = 256;
@@ -48,6 +57,7 @@ interface Results {
   postgres: PostgresResult;
   peak_rss_mb: number;
   backlog_events: number;
+  noisy_neighbours: NoisyNeighbours;
 }
 
 /** Publish-to-receipt latency with publishes paced at 1,000 per second. */
@@ -171,6 +181,9 @@ async function main(): Promise<void> {
     const peakRss = round(await backlogService.peakRssMb());
     await backlogService.stop();
 
+    await mkdir(join(dir, "noisy"));
+    const noisy = await measureNoisyNeighbours(join(dir, "noisy"), ca, sizes.noisySeconds);
+
     let postgresThroughput: Throughput | { skipped: string };
     const pg = postgresDatabase();
     if ("skipped" in pg) {
@@ -227,6 +240,7 @@ async function main(): Promise<void> {
       postgres,
       peak_rss_mb: peakRss,
       backlog_events: sizes.backlog,
+      noisy_neighbours: noisy,
     };
     const resultsDir = new URL("../../bench/results/", import.meta.url);
     await mkdir(resultsDir, { recursive: true });
@@ -266,6 +280,14 @@ function printTable(results: Results): void {
     ["fan-out: 1 event to 100 destinations (ms)", String(results.sqlite.fan_out_100_ms)],
     ["destination get p99 at 500 requests/s (ms)", String(results.sqlite.get_p99_ms_at_500_rps)],
     [`peak RSS, ${results.backlog_events}-event backlog (MB)`, String(results.peak_rss_mb)],
+    [
+      "noisy neighbours: healthy p50 / p99, 5 of 50 hanging (ms)",
+      `${results.noisy_neighbours.healthy_p50_ms} / ${results.noisy_neighbours.healthy_p99_ms}`,
+    ],
+    [
+      "  the same run, all 50 healthy (ms)",
+      `${results.noisy_neighbours.quiet_p50_ms} / ${results.noisy_neighbours.quiet_p99_ms}`,
+    ],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   for (const [name, value] of rows) process.stdout.write(`${name.padEnd(width)}  ${value}\n`);

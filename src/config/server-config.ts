@@ -82,8 +82,8 @@ const schema = z
     /** Deliveries a worker holds at once, across all destinations. Default 256. */
     deliveryConcurrency: z.coerce.number().int().min(1).max(10_000),
     /**
-     * Attempts of one destination in flight at once, per worker; also its connections.
-     * Default 32.
+     * Attempts in flight at once to a destination not known to answer fast, per worker; one
+     * that answers fast may have half of `deliveryConcurrency`. Default 16.
      */
     destinationConcurrency: z.coerce.number().int().min(1).max(10_000),
     /** Deliveries of one workspace a worker holds at once. Default 128. */
