@@ -89,7 +89,6 @@ async function checkSignAndSend(
   const key = dependencies.signingKeys.keyFor(destination.id, secretCiphertext);
   const timestamp = Math.floor(startedAt.getTime() / 1000);
   return dependencies.sender.send({
-    poolKey: destination.id,
     url: new URL(destination.url),
     addresses,
     timeoutMs: dependencies.timeoutMs,

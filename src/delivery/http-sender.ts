@@ -1,14 +1,9 @@
 import type { LookupAddress, LookupOptions } from "node:dns";
 import ipaddr from "ipaddr.js";
-import { Pool, request } from "undici";
+import { Agent, request } from "undici";
 import { errorCodes } from "../lib/error-codes.ts";
 
 export interface SendRequest {
-  /**
-   * Whose connections carry it (the destination's id): requests of different keys never wait
-   * for each other's connections, even to the same host.
-   */
-  readonly poolKey: string;
   readonly url: URL;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
@@ -40,85 +35,62 @@ type LookupCallback = (
 /** Response bodies are read up to this many bytes and discarded. */
 const responseBodyLimit = 4096;
 
-/** A pool unused for this long is closed (its connections have timed out by then anyway). */
-const idlePoolMs = 60_000;
-
 export interface HttpSenderOptions {
-  /**
-   * Connections of each destination. The worker sends no more requests to one destination at
-   * once, so a request never waits for a connection: its timeout is the exchange alone.
-   */
-  readonly connectionsPerDestination: number;
   readonly timeoutMs: number;
 }
 
-/** One destination's connections, and the addresses they may go to. */
-interface DestinationPool {
-  readonly pool: Pool;
-  addresses: readonly string[];
-  requests: number;
-  lastUsed: number;
-}
-
 /**
- * POSTs notifications over keep-alive connections (undici), a pool per destination, so that
- * a destination that hangs holds only its own connections (decision 24). Redirects are never
- * followed (undici's `request` does not follow them). Connections are opened only to
- * addresses the caller has just checked: the pool's `lookup` answers from the addresses pinned
- * by the latest attempt, never from a second DNS query, so there is no window in which DNS
- * could rebind the name to a private address.
+ * POSTs notifications with keep-alive connection pools per origin (undici). A pool opens a
+ * connection whenever all of its own are busy: no request ever waits for a connection, so a
+ * request's timeout is its exchange alone (connect, TLS, request, answer), and one
+ * destination's requests never queue behind another's. How many are in flight, and so how
+ * many connections there are, is the worker's to bound (per destination, per workspace and
+ * in all: decision 24). Redirects are never followed (undici's `request` does not follow them). Connections are opened only to
+ * addresses the caller has just checked: the agent's `lookup` answers from the addresses
+ * pinned for the host name by the attempt, never from a second DNS query, so there is no
+ * window in which DNS could rebind the name to a private address.
  */
 export class HttpSender implements Sender {
-  readonly #options: HttpSenderOptions;
-  readonly #pools = new Map<string, DestinationPool>();
-  readonly #sweeper: NodeJS.Timeout;
+  readonly #pinned = new Map<string, readonly string[]>();
+  readonly #agent: Agent;
 
   constructor(options: HttpSenderOptions) {
-    this.#options = options;
-    this.#sweeper = setInterval(() => {
-      this.#closeIdlePools();
-    }, idlePoolMs / 2);
-    this.#sweeper.unref();
-  }
-
-  #poolFor(message: SendRequest): DestinationPool {
-    const key = `${message.poolKey} ${message.url.origin}`;
-    let entry = this.#pools.get(key);
-    if (entry === undefined) {
-      const { timeoutMs, connectionsPerDestination } = this.#options;
-      const pool = new Pool(message.url.origin, {
-        connections: connectionsPerDestination,
-        keepAliveTimeout: 30_000,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-        connect: {
-          timeout: timeoutMs,
-          lookup: (hostname, options, callback) => {
-            lookupPinned(created.addresses, hostname, options, callback);
-          },
+    this.#agent = new Agent({
+      // No limit per origin (undici's default): the worker bounds what is in flight.
+      connections: null,
+      keepAliveTimeout: 30_000,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      connect: {
+        timeout: options.timeoutMs,
+        lookup: (...args) => {
+          this.#lookup(...args);
         },
-      });
-      const created: DestinationPool = { pool, addresses: [], requests: 0, lastUsed: 0 };
-      entry = created;
-      this.#pools.set(key, entry);
-    }
-    entry.addresses = message.addresses;
-    entry.lastUsed = Date.now();
-    return entry;
+      },
+    });
   }
 
-  #closeIdlePools(): void {
-    const before = Date.now() - idlePoolMs;
-    for (const [key, entry] of this.#pools) {
-      if (entry.requests > 0 || entry.lastUsed > before) continue;
-      this.#pools.delete(key);
-      void entry.pool.close().catch(() => undefined);
+  #lookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+    const pinned = this.#pinned.get(hostname);
+    if (pinned === undefined || pinned.length === 0) {
+      const error: NodeJS.ErrnoException = new Error(`${hostname} has no checked address`);
+      error.code = "ENOTFOUND";
+      callback(error, []);
+      return;
     }
+    const wanted = options.family === 4 || options.family === 6 ? options.family : null;
+    const answers = pinned
+      .map((address) => ({ address, family: ipaddr.parse(address).kind() === "ipv6" ? 6 : 4 }))
+      .filter((answer) => wanted === null || answer.family === wanted);
+    const [first] = answers;
+    if (options.all === true) callback(null, answers);
+    else if (first === undefined)
+      callback(new Error(`${hostname} has no IPv${wanted ?? ""} address`), []);
+    else callback(null, first.address, first.family);
   }
 
   async send(message: SendRequest): Promise<SendOutcome> {
-    const entry = this.#poolFor(message);
-    entry.requests += 1;
+    this.#pinned.set(message.url.hostname, message.addresses);
     // A timer cleared as soon as the exchange ends, not `AbortSignal.timeout`: its timer (and
     // what hangs on its signal) would live for the whole timeout after every request, tens of
     // thousands of them under load, each surviving into the old generation.
@@ -130,7 +102,7 @@ export class HttpSender implements Sender {
     timer.unref();
     try {
       const response = await request(message.url, {
-        dispatcher: entry.pool,
+        dispatcher: this.#agent,
         method: "POST",
         headers: message.headers,
         body: message.body,
@@ -147,41 +119,12 @@ export class HttpSender implements Sender {
       return classifyError(error, signal.aborted, message.timeoutMs);
     } finally {
       clearTimeout(timer);
-      entry.requests -= 1;
-      entry.lastUsed = Date.now();
     }
   }
 
   async close(): Promise<void> {
-    clearInterval(this.#sweeper);
-    const pools = [...this.#pools.values()];
-    this.#pools.clear();
-    await Promise.all(pools.map(({ pool }) => pool.close()));
+    await this.#agent.close();
   }
-}
-
-/** A `lookup` that answers only from `pinned`, the addresses the attempt just checked. */
-function lookupPinned(
-  pinned: readonly string[],
-  hostname: string,
-  options: LookupOptions,
-  callback: LookupCallback,
-): void {
-  if (pinned.length === 0) {
-    const error: NodeJS.ErrnoException = new Error(`${hostname} has no checked address`);
-    error.code = "ENOTFOUND";
-    callback(error, []);
-    return;
-  }
-  const wanted = options.family === 4 || options.family === 6 ? options.family : null;
-  const answers = pinned
-    .map((address) => ({ address, family: ipaddr.parse(address).kind() === "ipv6" ? 6 : 4 }))
-    .filter((answer) => wanted === null || answer.family === wanted);
-  const [first] = answers;
-  if (options.all === true) callback(null, answers);
-  else if (first === undefined)
-    callback(new Error(`${hostname} has no IPv${wanted ?? ""} address`), []);
-  else callback(null, first.address, first.family);
 }
 
 const timeoutCodes = new Set([

@@ -66,10 +66,9 @@ export class ThreadedSender implements Sender {
           this.#post();
         });
       }
-      const { poolKey, url, headers, body, timeoutMs, addresses } = message;
+      const { url, headers, body, timeoutMs, addresses } = message;
       const job = {
         id: ++this.#lastId,
-        poolKey,
         url: url.href,
         headers,
         body,

@@ -5,7 +5,6 @@ import { RetrySchedule } from "../delivery/retry-schedule.ts";
 import { SigningKeys } from "../delivery/signing-keys.ts";
 import { ThreadedSender } from "../delivery/threaded-sender.ts";
 import type { WakeUpSource } from "../delivery/wake-ups.ts";
-import { heldWhenFast } from "../delivery/destination-slots.ts";
 import { DeliveryWorker } from "../delivery/worker.ts";
 import type { Clock, Resolver, Store } from "../interfaces.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
@@ -52,13 +51,7 @@ export function startDelivery(
 ): { stop(): Promise<void> } {
   const { store, clock, logger, wakeUps } = parts;
   const sender = new ThreadedSender(
-    {
-      connectionsPerDestination: heldWhenFast(
-        config.destinationConcurrency,
-        config.deliveryConcurrency,
-      ),
-      timeoutMs: config.deliveryTimeout,
-    },
+    { timeoutMs: config.deliveryTimeout },
     {
       onThreadStopped: (error) => {
         logger.error(

@@ -39,7 +39,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
     store = await openStore(await testDatabaseLocation(join(dir.path, "hand-over")), {
       now: () => new Date(),
     });
-    sender = new HttpSender({ connectionsPerDestination: 1, timeoutMs: 1000 });
+    sender = new HttpSender({ timeoutMs: 1000 });
   });
   after(async () => {
     releaseLookups();

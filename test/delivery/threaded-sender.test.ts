@@ -42,7 +42,6 @@ describe("the delivery sender in a thread", () => {
   });
 
   const request = (path: string, headers: Record<string, string> = {}): SendRequest => ({
-    poolKey: "dst_test",
     url: new URL(`${base}${path}`),
     headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify({ path }),
@@ -51,7 +50,7 @@ describe("the delivery sender in a thread", () => {
   });
 
   it("answers each of many concurrent requests with its own receiver's outcome", async () => {
-    const sender = new ThreadedSender({ connectionsPerDestination: 4, timeoutMs: 2000 });
+    const sender = new ThreadedSender({ timeoutMs: 2000 });
     try {
       const statuses = Array.from({ length: 300 }, (_, index) => [200, 404, 500, 503][index % 4]);
       const outcomes = await Promise.all(
@@ -75,8 +74,27 @@ describe("the delivery sender in a thread", () => {
     }
   });
 
+  it("never lets a request wait for a connection: its timeout is its own exchange", async () => {
+    const sender = new ThreadedSender({ timeoutMs: 600 });
+    try {
+      // 64 at once to one origin, each answered after 300 ms: behind a pool of 16 connections
+      // the fourth wave would wait 900 ms and time out.
+      const outcomes = await Promise.all(
+        Array.from({ length: 64 }, (_, index) =>
+          sender.send({ ...request(`/slow${index}/204`, { "x-delay": "300" }), timeoutMs: 600 }),
+        ),
+      );
+      assert.deepEqual(
+        new Set(outcomes.map((outcome) => JSON.stringify(outcome))),
+        new Set([JSON.stringify({ kind: "response", statusCode: 204 })]),
+      );
+    } finally {
+      await sender.close();
+    }
+  });
+
   it("classifies failures in the thread as the sender in the main thread does", async () => {
-    const sender = new ThreadedSender({ connectionsPerDestination: 1, timeoutMs: 300 });
+    const sender = new ThreadedSender({ timeoutMs: 300 });
     try {
       const closed = await new Promise<number>((resolve) => {
         const probe = createServer().listen(0, "127.0.0.1", () => {
@@ -103,7 +121,7 @@ describe("the delivery sender in a thread", () => {
   });
 
   it("lets the requests under way finish before close() ends the thread", async () => {
-    const sender = new ThreadedSender({ connectionsPerDestination: 2, timeoutMs: 2000 });
+    const sender = new ThreadedSender({ timeoutMs: 2000 });
     const pending = [
       sender.send(request("/200", { "x-delay": "200" })),
       sender.send(request("/500", { "x-delay": "100" })),
@@ -133,7 +151,7 @@ describe("the delivery sender in a thread", () => {
   it("fails the requests in a thread that dies, says so once, and starts a new one for the next", async () => {
     const stopped: string[] = [];
     const sender = new ThreadedSender(
-      { connectionsPerDestination: 2, timeoutMs: 2000 },
+      { timeoutMs: 2000 },
       {
         threadModule: crashingThread,
         onThreadStopped: (error) => stopped.push(error.message),
@@ -158,10 +176,7 @@ describe("the delivery sender in a thread", () => {
   });
 
   it("sends a request made after its thread died, but before that was noticed, once or never", async () => {
-    const sender = new ThreadedSender(
-      { connectionsPerDestination: 2, timeoutMs: 2000 },
-      { threadModule: crashingThread },
-    );
+    const sender = new ThreadedSender({ timeoutMs: 2000 }, { threadModule: crashingThread });
     try {
       await sender.send(request("/warm/200")); // the thread is up
       const crash = sender.send(request("/200", { "x-test-crash": "1" }));

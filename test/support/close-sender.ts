@@ -7,10 +7,9 @@
 import { ThreadedSender } from "../../src/delivery/threaded-sender.ts";
 
 const target = new URL(process.argv[2] ?? "");
-const sender = new ThreadedSender({ connectionsPerDestination: 2, timeoutMs: 5000 });
+const sender = new ThreadedSender({ timeoutMs: 5000 });
 const send = () =>
   sender.send({
-    poolKey: "dst_test",
     url: target,
     headers: { "x-delay": "300" },
     body: "{}",
