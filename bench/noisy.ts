@@ -1,8 +1,8 @@
 /**
  * "Noisy neighbours" (issue 15): 50 destinations, 5 of them hanging, at 1,000 deliveries/s
  * (20 events/s, each to all 50); the healthy destinations' publish-to-receipt, against the
- * same run with all 50 healthy. `npm run bench:noisy [-- --quick]` runs it alone; `npm run
- * bench` includes it.
+ * same run with all 50 healthy. `npm run bench:noisy [-- --quick] [--tree <checkout>]` runs it
+ * alone (on another built checkout's `svc`, to compare); `npm run bench` includes it.
  */
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:https";
@@ -12,12 +12,14 @@ import { pathToFileURL } from "node:url";
 import { createTestCa, type TestCa } from "../test/support/tls.ts";
 import { publish, register } from "./measure.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
-import { startBenchService } from "./service.ts";
-import { percentile, progress, round } from "./stats.ts";
+import { startBenchService, type BenchService } from "./service.ts";
+import { argument, percentile, progress, round } from "./stats.ts";
 
 const destinations = 50;
 const hangingDestinations = 5;
 const eventsPerSecond = 20;
+/** Published before the measured run, and not counted. */
+const warmUpSeconds = 3;
 
 export interface NoisyNeighbours {
   /** The 45 healthy destinations' publish-to-receipt, ms. */
@@ -59,6 +61,25 @@ async function startHangingReceiver(ca: TestCa): Promise<HangingReceiver> {
   };
 }
 
+/** Publishes `count` events, `eventsPerSecond`; returns when each was sent, by id. */
+async function publishPaced(service: BenchService, count: number): Promise<Map<string, number>> {
+  const publishedAt = new Map<string, number>();
+  const started = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let index = 0; index < count; index += 1) {
+    const wait = started + (index * 1000) / eventsPerSecond - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    const sentAt = performance.now();
+    pending.push(
+      publish(service, "job.completed", index).then((id) => {
+        publishedAt.set(id, sentAt);
+      }),
+    );
+  }
+  await Promise.all(pending);
+  return publishedAt;
+}
+
 /** One run: a fresh service, 50 destinations (`hanging` of them never answer). */
 async function run(
   dir: string,
@@ -66,10 +87,15 @@ async function run(
   receiver: BenchReceiver,
   hanging: number,
   seconds: number,
+  svcBin: string | undefined,
 ): Promise<{ p50: number; p99: number; hangingRequests: number }> {
   await mkdir(dir);
   const hangingReceiver = await startHangingReceiver(ca);
-  const service = await startBenchService({ dir, caCertPath: ca.caCertPath });
+  const service = await startBenchService({
+    dir,
+    caCertPath: ca.caCertPath,
+    ...(svcBin === undefined ? {} : { svcBin }),
+  });
   try {
     const healthyPaths: string[] = [];
     for (let index = 0; index < destinations; index += 1) {
@@ -80,22 +106,14 @@ async function run(
         await register(service, `${receiver.url}/healthy/${index}`, ["*"]);
       }
     }
+    // Warm-up, not counted: the healthy destinations' connections are open and the server's
+    // code compiled, as in a server that has run a while; the hanging ones hang meanwhile.
     receiver.reset();
-    const publishedAt = new Map<string, number>();
+    await publishPaced(service, warmUpSeconds * eventsPerSecond);
+    await receiver.waitForDistinct(warmUpSeconds * eventsPerSecond * healthyPaths.length, 60_000);
+    receiver.reset();
     const total = seconds * eventsPerSecond;
-    const started = performance.now();
-    const pending: Promise<void>[] = [];
-    for (let index = 0; index < total; index += 1) {
-      const wait = started + (index * 1000) / eventsPerSecond - performance.now();
-      if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-      const sentAt = performance.now();
-      pending.push(
-        publish(service, "job.completed", index).then((id) => {
-          publishedAt.set(id, sentAt);
-        }),
-      );
-    }
-    await Promise.all(pending);
+    const publishedAt = await publishPaced(service, total);
     await receiver.waitForDistinct(total * healthyPaths.length, 300_000);
     const latencies: number[] = [];
     for (const [id, sentAt] of publishedAt) {
@@ -119,13 +137,14 @@ export async function measureNoisyNeighbours(
   dir: string,
   ca: TestCa,
   seconds: number,
+  svcBin?: string,
 ): Promise<NoisyNeighbours> {
   const receiver = await startBenchReceiver(ca, { perPath: true });
   try {
     progress(`noisy neighbours: ${destinations} healthy destinations, ${seconds} s at 1,000/s…`);
-    const quiet = await run(join(dir, "quiet"), ca, receiver, 0, seconds);
+    const quiet = await run(join(dir, "quiet"), ca, receiver, 0, seconds, svcBin);
     progress(`noisy neighbours: ${hangingDestinations} of ${destinations} hanging…`);
-    const noisy = await run(join(dir, "noisy"), ca, receiver, hangingDestinations, seconds);
+    const noisy = await run(join(dir, "noisy"), ca, receiver, hangingDestinations, seconds, svcBin);
     return {
       healthy_p50_ms: noisy.p50,
       healthy_p99_ms: noisy.p99,
@@ -144,7 +163,10 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   try {
     const ca = await createTestCa(join(dir, "ca"));
     const seconds = process.argv.includes("--quick") ? 5 : 20;
-    process.stdout.write(`${JSON.stringify(await measureNoisyNeighbours(dir, ca, seconds))}\n`);
+    const tree = argument("--tree");
+    const svcBin = tree === undefined ? undefined : join(tree, "dist/src/bin/svc.js");
+    const figures = await measureNoisyNeighbours(dir, ca, seconds, svcBin);
+    process.stdout.write(`${JSON.stringify(figures)}\n`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
