@@ -170,6 +170,13 @@ export const errorCatalog = {
       "The service is not ready (for example its database is unreachable). Try again shortly.",
     retryAfterSeconds: 5,
   },
+  storage_full: {
+    status: 503,
+    exit: ExitStatus.failure,
+    message:
+      "The server's storage is full, so nothing can be saved. Try again later (Retry-After says when).",
+    retryAfterSeconds: 30,
+  },
   // Raised by the command line alone.
   usage_error: {
     status: null,

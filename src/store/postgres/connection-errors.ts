@@ -38,12 +38,28 @@ export function isConnectionError(error: unknown): boolean {
   return driverMessages.test(error.message);
 }
 
+/** The text PostgreSQL gives ENOSPC (`could not extend file …: No space left on device`). */
+const noSpaceText = /no space left on device/i;
+
 /**
- * The one place where a lost or refused connection becomes `service_unavailable` (HTTP 503):
- * every other error passes through unchanged.
+ * Whether `error` means the server's disk is full: SQLSTATE 53100 (disk_full), or 53000
+ * (insufficient_resources) when its message names ENOSPC.
+ */
+export function isDiskFull(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return code === "53100" || (code === "53000" && noSpaceText.test(error.message));
+}
+
+/**
+ * The one place where PostgreSQL's errors that mean "not now" become catalog errors (HTTP
+ * 503): a lost or refused connection `service_unavailable`, a full disk `storage_full`.
+ * Every other error passes through unchanged.
  */
 export function asUnavailable(error: unknown): unknown {
-  if (error instanceof AppError || !isConnectionError(error)) return error;
+  if (error instanceof AppError) return error;
+  if (isDiskFull(error)) return new AppError("storage_full", undefined, { cause: error });
+  if (!isConnectionError(error)) return error;
   return new AppError("service_unavailable", "The database is unreachable. Try again shortly.", {
     cause: error,
   });
