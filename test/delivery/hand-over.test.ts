@@ -82,6 +82,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
       return store.nextDueAt();
     };
     claiming.finishAttempt = (lease, seq, report) => store.finishAttempt(lease, seq, report);
+    claiming.storageFullSince = () => store.storageFullSince();
     const worker = new DeliveryWorker(
       claiming,
       {
