@@ -64,3 +64,16 @@ export function asUnavailable(error: unknown): unknown {
     cause: error,
   });
 }
+
+/**
+ * What is worth knowing of an idle connection's error, its message and code, as an error of
+ * its own: the pool's error carries the whole client (`error.client`), ~8 KB in a log line.
+ */
+export function idleConnectionError(error: Error): Error {
+  const code = (error as { code?: unknown }).code;
+  const summary = new Error(error.message);
+  summary.name = error.name;
+  // Where the pool noticed it, not where it happened: nothing a reader could use.
+  summary.stack = `${error.name}: ${error.message}`;
+  return typeof code === "string" ? Object.assign(summary, { code }) : summary;
+}

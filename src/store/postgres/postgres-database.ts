@@ -2,7 +2,7 @@ import pg from "pg";
 import type { Database, Row, SqlExecutor, SqlValue } from "../database.ts";
 import { connectionConfig } from "./connection-config.ts";
 import { StorageState } from "../storage-state.ts";
-import { asUnavailable } from "./connection-errors.ts";
+import { asUnavailable, idleConnectionError } from "./connection-errors.ts";
 
 /** The channel that `NOTIFY` wakes delivery workers on when deliveries are queued. */
 export const deliveriesChannel = "svc_deliveries";
@@ -45,8 +45,10 @@ export class PostgresDatabase implements Database {
     this.#pool = new pg.Pool({ ...connectionConfig(url), max: options.poolSize ?? 10 });
     // An idle connection that the server closes (restart, pg_terminate_backend) is removed by
     // the pool, which then emits 'error': without a listener that would crash the process.
+    // The pool hangs the whole client on the error (`error.client`, kilobytes when logged):
+    // the listener gets the error's message and code alone.
     this.#pool.on("error", (error) => {
-      options.onIdleError?.(error);
+      options.onIdleError?.(idleConnectionError(error));
     });
     this.#onNoticeError = options.onNoticeError ?? (() => undefined);
   }
