@@ -80,7 +80,7 @@ type Answer = Awaited<ReturnType<Awaited<ReturnType<typeof apiOn>>["readyz"]>>;
 
 function assertStorageFull(answer: Answer, what: string): void {
   assert.equal(answer.statusCode, 503, `${what}: ${answer.body}`);
-  assert.equal((answer.json() as { error: { code: string } }).error.code, "storage_full", what);
+  assert.equal(answer.json<{ error: { code: string } }>().error.code, "storage_full", what);
   assert.equal(answer.headers["retry-after"], "30", `${what} says when to try again`);
 }
 
@@ -101,8 +101,14 @@ describe("a full disk on a small file system (SQLite)", () => {
   });
 
   it("answers 503 storage_full with Retry-After, /readyz too, and recovers once space is freed", async (t) => {
-    if (testBackend !== "sqlite") return t.skip("the SQLite run only");
-    if (typeof disk === "string") return t.skip(disk);
+    if (testBackend !== "sqlite") {
+      t.skip("the SQLite run only");
+      return;
+    }
+    if (typeof disk === "string") {
+      t.skip(disk);
+      return;
+    }
     assert.equal((await api.publish()).statusCode, 202);
     // An empty WAL: the next write must take new space, not reuse the file's old frames.
     await api.db.execute("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -162,7 +168,10 @@ describe("storage_full from the database engine", () => {
   it("is not ready while writes fail for lack of space, and ready once one succeeds", async (t) => {
     // On SQLite `max_page_count` lets a write that needs no new page through, /readyz's
     // probe among them: the small file system above covers SQLite.
-    if (testBackend !== "postgres") return t.skip("the PostgreSQL run only");
+    if (testBackend !== "postgres") {
+      t.skip("the PostgreSQL run only");
+      return;
+    }
     const full = await fillEngine(api.db);
     try {
       assertStorageFull(await api.deactivate(), "a change");
@@ -183,10 +192,7 @@ describe("every 503 carries Retry-After", () => {
       await api.db.close();
       const answer = await api.readyz();
       assert.equal(answer.statusCode, 503);
-      assert.equal(
-        (answer.json() as { error: { code: string } }).error.code,
-        "service_unavailable",
-      );
+      assert.equal(answer.json<{ error: { code: string } }>().error.code, "service_unavailable");
       assert.equal(answer.headers["retry-after"], "5");
     } finally {
       await dir.cleanup();

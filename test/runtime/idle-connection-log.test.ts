@@ -55,10 +55,7 @@ describe(
       assert.ok(line.length < 1000, `a line of ${line.length} bytes: ${line}`);
       const logged = JSON.parse(line) as { err?: { code?: string; message?: string } };
       assert.equal(logged.err?.code, "57P01", "admin_shutdown, as pg_terminate_backend gives");
-      assert.match(
-        logged.err?.message ?? "",
-        /terminating connection due to administrator command/,
-      );
+      assert.match(logged.err.message ?? "", /terminating connection due to administrator command/);
     });
   },
 );
