@@ -50,22 +50,32 @@ async function apiOn(location: string) {
     },
     createLogger("silent"),
   );
-  const call = (method: "GET" | "POST" | "PATCH", url: string, body?: unknown) =>
+  const call = (
+    method: "GET" | "POST" | "PATCH",
+    url: string,
+    body?: unknown,
+    idempotencyKey?: string,
+  ) =>
     app.inject({
       method,
       url,
-      headers: { authorization: `Bearer ${token}` },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey }),
+      },
       ...(body === undefined ? {} : { payload: body as object }),
     });
   return {
     db,
     store,
     /** Publishes an event whose object carries `padding` characters. */
-    publish: (padding = 0) =>
-      call("POST", `/v1/workspaces/${workspaceId}/events`, {
-        type: "job.completed",
-        data: { object: { id: "job_1", padding: "x".repeat(padding) } },
-      }),
+    publish: (padding = 0, idempotencyKey?: string) =>
+      call(
+        "POST",
+        `/v1/workspaces/${workspaceId}/events`,
+        { type: "job.completed", data: { object: { id: "job_1", padding: "x".repeat(padding) } } },
+        idempotencyKey,
+      ),
     deactivate: () =>
       call("PATCH", `/v1/workspaces/${workspaceId}/webhooks/dst_storage`, { active: false }),
     readyz: () => call("GET", "/readyz"),
@@ -115,6 +125,7 @@ describe("a full disk on a small file system (SQLite)", () => {
     await disk.fill();
 
     assertStorageFull(await api.publish(), "a publish");
+    assertStorageFull(await api.publish(0, "key-1"), "a publish with an Idempotency-Key");
     assertStorageFull(await api.deactivate(), "a change");
     assert.notEqual(api.store.storageFullSince(), null);
     assertStorageFull(await api.readyz(), "/readyz");
@@ -123,6 +134,7 @@ describe("a full disk on a small file system (SQLite)", () => {
     assert.equal((await api.readyz()).statusCode, 200, "ready again: its write succeeded");
     assert.equal(api.store.storageFullSince(), null);
     assert.equal((await api.publish()).statusCode, 202);
+    assert.equal((await api.publish(0, "key-1")).statusCode, 202, "the key was not kept");
     assert.equal((await api.deactivate()).statusCode, 200);
   });
 });
