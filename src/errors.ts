@@ -35,11 +35,13 @@ export const exitStatusMeanings: Record<ExitStatus, string> = {
   7: "a local file could not be written (the secret file, the saved credentials)",
 };
 
-interface ErrorDefinition {
+export interface ErrorDefinition {
   /** HTTP status when the API answers with this error; null for errors that only the CLI raises. */
   readonly status: number | null;
   readonly exit: ExitStatus;
   readonly message: string;
+  /** Seconds the API's `Retry-After` header carries with this error; every 503 has one. */
+  readonly retryAfterSeconds?: number;
 }
 
 export const errorCatalog = {
@@ -153,6 +155,7 @@ export const errorCatalog = {
     exit: ExitStatus.rejected,
     message:
       "A request with this idempotency key is still in progress. Retry the same request in a few seconds.",
+    retryAfterSeconds: 2,
   },
   // The server.
   internal_error: {
@@ -165,6 +168,14 @@ export const errorCatalog = {
     exit: ExitStatus.failure,
     message:
       "The service is not ready (for example its database is unreachable). Try again shortly.",
+    retryAfterSeconds: 5,
+  },
+  storage_full: {
+    status: 503,
+    exit: ExitStatus.failure,
+    message:
+      "The server's storage is full, so nothing can be saved. Try again later (Retry-After says when).",
+    retryAfterSeconds: 30,
   },
   // Raised by the command line alone.
   usage_error: {
@@ -284,12 +295,20 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   /** The request member the error is about, when there is one (for example `url`). */
   readonly param: string | undefined;
+  /** When to try again, in seconds (the `Retry-After` header): this error's own, else its code's. */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(code: ErrorCode, message?: string, options?: { param?: string; cause?: unknown }) {
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    options?: { param?: string; cause?: unknown; retryAfterSeconds?: number },
+  ) {
     super(message ?? errorCatalog[code].message, { cause: options?.cause });
     this.name = "AppError";
     this.code = code;
     this.param = options?.param;
+    const definition: ErrorDefinition = errorCatalog[code];
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? definition.retryAfterSeconds;
   }
 
   get status(): number | null {

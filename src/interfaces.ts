@@ -396,8 +396,14 @@ export interface Store {
   /** Deletes expired keys; returns how many. */
   purgeIdempotencyKeys(): Promise<number>;
 
-  /** Resolves when the database answers a trivial query (readiness). */
+  /**
+   * Resolves when the database answers a trivial query (readiness). While writes are failing
+   * for lack of space it also tries one cheap write, and rejects with `storage_full` until one
+   * succeeds (decision 22).
+   */
   ping(): Promise<void>;
+  /** Since when writes have been failing for lack of space (`storage_full`); null while they succeed. */
+  storageFullSince(): Date | null;
 
   /** A new user and their first membership, together. */
   createUser(user: NewUser, membership: { workspaceId: string; role: Role }): Promise<User>;

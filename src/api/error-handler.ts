@@ -35,7 +35,8 @@ function fromFastifyError(error: FastifyError): AppError | null {
 
 /**
  * Every error leaves the API as `{"error":{"code","message","param"?}}` with the status from
- * the catalog. Unexpected errors are logged whole and answered as `internal_error`, without
+ * the catalog, and a `Retry-After` header when the error says when to try again (every 503
+ * does: see the catalog). Unexpected errors are logged whole and answered as `internal_error`, without
  * their detail.
  */
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -45,6 +46,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.error({ err: error }, "request failed unexpectedly");
       const internal = new AppError("internal_error");
       return reply.status(500).send(errorBody(internal));
+    }
+    if (known.retryAfterSeconds !== undefined) {
+      void reply.header("retry-after", String(known.retryAfterSeconds));
     }
     return reply.status(known.status).send(errorBody(known));
   });

@@ -96,7 +96,6 @@ export function registerIdempotency(
           "This Idempotency-Key was already used for a different request (method, path, query or body differ). Use a new key for a new operation.",
         );
       case "in_progress":
-        void reply.header("retry-after", "2");
         throw new AppError("idempotency_in_progress");
     }
   });

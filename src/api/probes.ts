@@ -9,7 +9,8 @@ const readinessTimeoutMs = 1000;
 /**
  * `/healthz`: the process is alive (it never looks at the database, so an orchestrator does
  * not restart a healthy process during a database outage). `/readyz`: the process can serve,
- * that is its database answers; 503 `service_unavailable` otherwise.
+ * that is its database answers; 503 `service_unavailable` otherwise, and 503 `storage_full`
+ * while its writes fail for lack of space (until one succeeds: see `Store.ping`).
  */
 export function registerProbes(app: FastifyInstance, store: Store): void {
   app.get("/healthz", () => ({ status: "ok" }));
@@ -29,6 +30,7 @@ async function databaseAnswers(store: Store): Promise<void> {
   try {
     await Promise.race([store.ping(), timeout]);
   } catch (error) {
+    if (error instanceof AppError && error.code === "storage_full") throw error;
     throw new AppError("service_unavailable", undefined, { cause: error });
   } finally {
     clearTimeout(timer);

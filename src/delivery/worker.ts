@@ -68,6 +68,8 @@ export class DeliveryWorker implements DeliveryTaker {
   #running = false;
   #loop: Promise<void> = Promise.resolve();
   #shedding: NodeJS.Timeout | undefined;
+  /** The loop's wait while storage is full (`#waitForStorage`), doubling up to 5 s. */
+  #storageWaitMs = 0;
 
   constructor(
     store: Store,
@@ -173,6 +175,10 @@ export class DeliveryWorker implements DeliveryTaker {
   async #run(): Promise<void> {
     while (this.#running) {
       try {
+        if (this.#store.storageFullSince() !== null) {
+          await this.#waitForStorage();
+          continue;
+        }
         const free = this.#free();
         const wakeUps = this.#wakeUps;
         let claimed: ClaimedDelivery[] = [];
@@ -341,7 +347,10 @@ export class DeliveryWorker implements DeliveryTaker {
    * Reports an attempt, trying again while the database is unreachable: the receiver may
    * have the notification already, and a report recorded before the lease ends spares it a
    * second copy. Once the lease has ended another worker may hold the delivery, so the
-   * error is given up (the delivery is simply attempted again).
+   * error is given up (the delivery is simply attempted again). A full disk is waited out
+   * for as long as the worker runs, lease or not: no other worker can claim the delivery
+   * meanwhile (a claim writes too), and a report under a lease that was taken over is
+   * refused by its token anyway (decision 22).
    */
   async #record(
     delivery: ClaimedDelivery,
@@ -352,15 +361,39 @@ export class DeliveryWorker implements DeliveryTaker {
       try {
         return await this.#store.finishAttempt(delivery.lease, delivery.seq, report);
       } catch (error) {
-        const unavailable = error instanceof AppError && error.code === "service_unavailable";
-        if (!unavailable || this.#now() + waitMs >= leaseEndsAt) throw error;
+        const code = error instanceof AppError ? error.code : null;
+        const retry =
+          code === "storage_full"
+            ? this.#running
+            : code === "service_unavailable" && this.#now() + waitMs < leaseEndsAt;
+        if (!retry) throw error;
         this.#logger.warn(
-          { seq: delivery.seq, retry_in_ms: waitMs },
-          "database unreachable; retrying report",
+          { seq: delivery.seq, retry_in_ms: waitMs, code },
+          code === "storage_full"
+            ? "storage full; retrying report"
+            : "database unreachable; retrying report",
         );
         await sleep(waitMs);
       }
     }
+  }
+
+  /**
+   * While the store's writes fail for lack of space, claims would fail too (a claim writes):
+   * claim nothing, and every few seconds ask the store whether a write succeeds again
+   * (`Store.ping` tries one while it is failing).
+   */
+  async #waitForStorage(): Promise<void> {
+    this.#storageWaitMs = Math.min(this.#storageWaitMs * 2 || 250, 5000);
+    await this.#signal.wait(this.#storageWaitMs);
+    try {
+      await this.#store.ping();
+    } catch (error) {
+      if (!(error instanceof AppError && error.code === "storage_full")) throw error;
+      this.#logger.warn({ retry_in_ms: this.#storageWaitMs }, "storage full; not claiming");
+      return;
+    }
+    this.#storageWaitMs = 0;
   }
 
   #now(): number {

@@ -7,7 +7,6 @@ import { loadEncryptionKey } from "../crypto/encryption-key.ts";
 import { SecretBox } from "../crypto/secret-box.ts";
 import { NoWakeUps, type WakeUpSource } from "../delivery/wake-ups.ts";
 import { AppError } from "../errors.ts";
-import { errorSummary } from "../lib/error-codes.ts";
 import type { Clock, Resolver, Store } from "../interfaces.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
 import { isPostgresUrl, openStore, redactDatabase } from "../store/open-store.ts";
@@ -49,10 +48,7 @@ export async function startServer(
   const store: Store = await openStore(location, clock, {
     poolSize: config.databasePoolSize,
     onConnectionError: (error) => {
-      logger.warn(
-        { error: errorSummary(error) },
-        "an idle database connection broke; the pool replaces it",
-      );
+      logger.warn({ err: error }, "an idle database connection broke; the pool replaces it");
     },
     checkpoints: "background",
     onCheckpointError: (error) => {

@@ -73,5 +73,15 @@ export interface Database extends SqlExecutor {
    * other, and `migrate` checks each version inside its transaction.
    */
   withMigrationLock<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Since when writes have been failing with `storage_full` (the disk is full), or null: set
+   * by such a failure, cleared by the next write that succeeds (decision 22).
+   */
+  storageFullSince(): Date | null;
+  /**
+   * Bytes free to the database's files, where the engine can tell (SQLite's directory); null
+   * where it cannot (PostgreSQL's disk is the server's, an in-memory database has none).
+   */
+  freeSpace(): Promise<number | null>;
   close(): Promise<void>;
 }

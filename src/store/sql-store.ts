@@ -75,6 +75,7 @@ import {
   selectUserByEmail,
   upsertMembership,
 } from "./sql/users.ts";
+import { probeWrite } from "./sql/storage-probe.ts";
 import { initialiseInstance, insertWorkspace, selectWorkspace } from "./sql/workspaces.ts";
 
 /**
@@ -280,6 +281,11 @@ export class SqlStore implements Store {
 
   async ping(): Promise<void> {
     await this.#db.query("SELECT 1");
+    if (this.#db.storageFullSince() !== null) await probeWrite(this.#db);
+  }
+
+  storageFullSince(): Date | null {
+    return this.#db.storageFullSince();
   }
 
   createUser(user: NewUser, membership: { workspaceId: string; role: Role }): Promise<User> {

@@ -83,6 +83,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
       return store.nextDueAt(exclusions);
     };
     claiming.finishAttempt = (lease, seq, report) => store.finishAttempt(lease, seq, report);
+    claiming.storageFullSince = () => store.storageFullSince();
     const worker = new DeliveryWorker(
       claiming,
       {

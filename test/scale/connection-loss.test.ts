@@ -105,15 +105,6 @@ describe(
         assert.equal((await fetch(new URL("/readyz", server.url))).status, 200);
       }
       assert.match(worker.log(), /listening for queued deliveries again/);
-      // Each broken idle connection is one short line with the error, not the pg client.
-      const brokenLines = [apiServer, worker]
-        .flatMap((server) => server.log().split("\n"))
-        .filter((line) => line.includes("an idle database connection broke"));
-      assert.ok(brokenLines.length > 0, "idle connections were terminated too");
-      for (const line of brokenLines) {
-        assert.ok(line.length < 600, `a ${line.length}-character line: ${line.slice(0, 300)}`);
-        assert.match(line, /"error":\{"message":"[^"]+","code":/);
-      }
       console.log(
         `connection loss: ${terminated.join(" and ")} connections terminated after ` +
           `${receivedAtTermination.join(" and ")} deliveries; ` +

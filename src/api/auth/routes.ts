@@ -34,7 +34,7 @@ export function registerAuthRoutes(app: FastifyInstance, dependencies: ApiDepend
 
   app.post("/v1/auth/sessions", async (request, reply) => {
     const input = parseInput(signInBody, request.body);
-    const { token, session } = await signIn(dependencies, { ...input, address: request.ip }, reply);
+    const { token, session } = await signIn(dependencies, { ...input, address: request.ip });
     const workspaces = await workspacesOf(store, { kind: "session", session });
     return reply.status(201).send({
       token,

@@ -1,4 +1,3 @@
-import type { FastifyReply } from "fastify";
 import { AppError } from "../../errors.ts";
 import type { Store } from "../../interfaces.ts";
 
@@ -31,7 +30,6 @@ export function signInSubjects(email: string, address: string): SignInSubjects {
 export async function admitSignInAttempt(
   store: Store,
   subjects: SignInSubjects,
-  reply: FastifyReply,
   now: Date,
 ): Promise<void> {
   const counts = await store.countSignInAttempt(
@@ -45,6 +43,7 @@ export async function admitSignInAttempt(
   );
   if (over.length === 0) return;
   const until = Math.max(...over.map((count) => count.windowEndsAt.getTime()));
-  void reply.header("retry-after", String(Math.max(1, Math.ceil((until - now.getTime()) / 1000))));
-  throw new AppError("rate_limited");
+  throw new AppError("rate_limited", undefined, {
+    retryAfterSeconds: Math.max(1, Math.ceil((until - now.getTime()) / 1000)),
+  });
 }

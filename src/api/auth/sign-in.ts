@@ -1,4 +1,3 @@
-import type { FastifyReply } from "fastify";
 import { unknownAccountHash, verifyPassword } from "../../crypto/passwords.ts";
 import { hashToken, newId, newSessionToken } from "../../crypto/tokens.ts";
 import { AppError } from "../../errors.ts";
@@ -20,11 +19,10 @@ export interface SignedIn {
 export async function signIn(
   dependencies: ApiDependencies,
   input: { email: string; password: string; address: string },
-  reply: FastifyReply,
 ): Promise<SignedIn> {
   const { store, clock } = dependencies;
   const subjects = signInSubjects(input.email, input.address);
-  await admitSignInAttempt(store, subjects, reply, clock.now());
+  await admitSignInAttempt(store, subjects, clock.now());
   const user = await store.findUserByEmail(input.email);
   const matches = await verifyPassword(
     input.password,

@@ -6,8 +6,8 @@ import { AppError, isErrorCode, type ErrorCode } from "../../errors.ts";
  */
 export class ApiError extends AppError {
   readonly httpStatus: number;
-  /** The answer's `Retry-After` in seconds, when it had one. */
-  retryAfterSeconds: number | null = null;
+  /** The answer's own `Retry-After` in seconds, when it had one (not the catalog's default). */
+  override retryAfterSeconds: number | undefined = undefined;
 
   constructor(code: ErrorCode, message: string, httpStatus: number, param?: string) {
     super(code, message, param === undefined ? undefined : { param });

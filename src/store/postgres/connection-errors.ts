@@ -38,13 +38,42 @@ export function isConnectionError(error: unknown): boolean {
   return driverMessages.test(error.message);
 }
 
+/** The text PostgreSQL gives ENOSPC (`could not extend file …: No space left on device`). */
+const noSpaceText = /no space left on device/i;
+
 /**
- * The one place where a lost or refused connection becomes `service_unavailable` (HTTP 503):
- * every other error passes through unchanged.
+ * Whether `error` means the server's disk is full: SQLSTATE 53100 (disk_full), or 53000
+ * (insufficient_resources) when its message names ENOSPC.
+ */
+export function isDiskFull(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return code === "53100" || (code === "53000" && noSpaceText.test(error.message));
+}
+
+/**
+ * The one place where PostgreSQL's errors that mean "not now" become catalog errors (HTTP
+ * 503): a lost or refused connection `service_unavailable`, a full disk `storage_full`.
+ * Every other error passes through unchanged.
  */
 export function asUnavailable(error: unknown): unknown {
-  if (error instanceof AppError || !isConnectionError(error)) return error;
+  if (error instanceof AppError) return error;
+  if (isDiskFull(error)) return new AppError("storage_full", undefined, { cause: error });
+  if (!isConnectionError(error)) return error;
   return new AppError("service_unavailable", "The database is unreachable. Try again shortly.", {
     cause: error,
   });
+}
+
+/**
+ * What is worth knowing of an idle connection's error, its message and code, as an error of
+ * its own: the pool's error carries the whole client (`error.client`), ~8 KB in a log line.
+ */
+export function idleConnectionError(error: Error): Error {
+  const code = (error as { code?: unknown }).code;
+  const summary = new Error(error.message);
+  summary.name = error.name;
+  // Where the pool noticed it, not where it happened: nothing a reader could use.
+  summary.stack = `${error.name}: ${error.message}`;
+  return typeof code === "string" ? Object.assign(summary, { code }) : summary;
 }

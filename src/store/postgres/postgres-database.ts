@@ -1,7 +1,8 @@
 import pg from "pg";
 import type { Database, Row, SqlExecutor, SqlValue } from "../database.ts";
 import { connectionConfig } from "./connection-config.ts";
-import { asUnavailable } from "./connection-errors.ts";
+import { StorageState } from "../storage-state.ts";
+import { asUnavailable, idleConnectionError } from "./connection-errors.ts";
 
 /** The channel that `NOTIFY` wakes delivery workers on when deliveries are queued. */
 export const deliveriesChannel = "svc_deliveries";
@@ -24,8 +25,9 @@ export interface PostgresOptions {
 /**
  * PostgreSQL through a `pg` connection pool. Every statement outside a transaction takes any
  * free connection; a transaction holds one connection from BEGIN to COMMIT or ROLLBACK.
- * Errors that mean the database cannot be reached become `service_unavailable`, in one place
- * (`asUnavailable`), so the API answers 503 and the worker's loop backs off and tries again.
+ * Errors that mean the database cannot be reached become `service_unavailable`, and a full
+ * disk `storage_full`, in one place (`asUnavailable`), so the API answers 503 and the worker's
+ * loop backs off and tries again.
  */
 export class PostgresDatabase implements Database {
   readonly dialect = "postgres";
@@ -36,13 +38,16 @@ export class PostgresDatabase implements Database {
   /** Whether a NOTIFY is on its way, and whether another was asked for meanwhile. */
   #notifying = false;
   #noticeWanted = false;
+  readonly #storage = new StorageState();
 
   constructor(url: string, options: PostgresOptions = {}) {
     this.#pool = new pg.Pool({ ...connectionConfig(url), max: options.poolSize ?? 10 });
     // An idle connection that the server closes (restart, pg_terminate_backend) is removed by
     // the pool, which then emits 'error': without a listener that would crash the process.
+    // The pool hangs the whole client on the error (`error.client`, kilobytes when logged):
+    // the listener gets the error's message and code alone.
     this.#pool.on("error", (error) => {
-      options.onIdleError?.(error);
+      options.onIdleError?.(idleConnectionError(error));
     });
     this.#onNoticeError = options.onNoticeError ?? (() => undefined);
   }
@@ -76,19 +81,39 @@ export class PostgresDatabase implements Database {
   }
 
   async query<R extends Row = Row>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
+    let rows: R[];
     try {
-      return (await this.#pool.query<R>(prepared(sql, params))).rows;
+      rows = (await this.#pool.query<R>(prepared(sql, params))).rows;
     } catch (error) {
-      throw asUnavailable(error);
+      throw this.#failed(error);
     }
+    if (!readOnly.test(sql)) this.#storage.wrote();
+    return rows;
   }
 
   async execute(sql: string, params: readonly SqlValue[] = []): Promise<number> {
+    let changed: number;
     try {
-      return (await this.#pool.query(prepared(sql, params))).rowCount ?? 0;
+      changed = (await this.#pool.query(prepared(sql, params))).rowCount ?? 0;
     } catch (error) {
-      throw asUnavailable(error);
+      throw this.#failed(error);
     }
+    this.#storage.wrote();
+    return changed;
+  }
+
+  storageFullSince(): Date | null {
+    return this.#storage.fullSince;
+  }
+
+  freeSpace(): Promise<number | null> {
+    // The disk is the server's: only a write can tell.
+    return Promise.resolve(null);
+  }
+
+  /** The error as the catalog's, a full disk noted in the storage state (decision 22). */
+  #failed(error: unknown): unknown {
+    return this.#storage.failed(asUnavailable(error));
   }
 
   /**
@@ -101,6 +126,7 @@ export class PostgresDatabase implements Database {
       try {
         const result = await work(clientExecutor(client));
         await client.query("COMMIT");
+        this.#storage.wrote();
         return result;
       } catch (error) {
         // On a broken connection the rollback fails too; the server rolls back by itself.
@@ -160,20 +186,23 @@ export class PostgresDatabase implements Database {
         });
       });
     } catch (error) {
-      throw asUnavailable(error);
+      throw this.#failed(error);
     }
     let failure: unknown;
     try {
       return await use(client);
     } catch (error) {
       failure = error;
-      throw asUnavailable(error);
+      throw this.#failed(error);
     } finally {
       client.off("error", ignore);
       client.release(failure === undefined ? undefined : toError(failure));
     }
   }
 }
+
+/** Statements that cannot write: their success says nothing about the disk. */
+const readOnly = /^\s*SELECT\b/i;
 
 /** Statement names by SQL text: the same text always gets the same name. */
 const statementNames = new Map<string, string>();

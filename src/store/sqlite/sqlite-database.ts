@@ -1,9 +1,11 @@
 import { closeSync, constants, mkdirSync, openSync } from "node:fs";
-import { open, type FileHandle } from "node:fs/promises";
+import { open, statfs, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import type { Database, Row, SqlExecutor, SqlValue, TransactionOptions } from "../database.ts";
+import { StorageState } from "../storage-state.ts";
 import { BackgroundCheckpointer } from "./checkpointer.ts";
+import { asStorageFull } from "./storage-errors.ts";
 
 /** SQLite numbers its parameters `?1`, `?2`…; the store writes `$1`, `$2`… as PostgreSQL does. */
 function toSqlitePlaceholders(sql: string): string {
@@ -69,6 +71,7 @@ export class SqliteDatabase implements Database {
   #nextSync: Promise<void> | null = null;
   #checkpointer: BackgroundCheckpointer | null = null;
   readonly #syncWal: (() => Promise<void>) | undefined;
+  readonly #storage = new StorageState();
 
   constructor(path: string, options: SqliteOptions = {}) {
     // The data directory holds the database and the encryption key: its owner's alone.
@@ -114,11 +117,34 @@ export class SqliteDatabase implements Database {
   }
 
   #all<R extends Row>(sql: string, params: readonly SqlValue[] = []): R[] {
-    return this.#prepare(sql).all(...params.map(toSqliteValue)) as R[];
+    try {
+      return this.#prepare(sql).all(...params.map(toSqliteValue)) as R[];
+    } catch (error) {
+      throw this.#failed(error);
+    }
   }
 
   #run(sql: string, params: readonly SqlValue[] = []): number {
-    return Number(this.#prepare(sql).run(...params.map(toSqliteValue)).changes);
+    try {
+      return Number(this.#prepare(sql).run(...params.map(toSqliteValue)).changes);
+    } catch (error) {
+      throw this.#failed(error);
+    }
+  }
+
+  /** A disk-full error as `storage_full`, noted in the storage state (decision 22). */
+  #failed(error: unknown): unknown {
+    return this.#storage.failed(asStorageFull(error));
+  }
+
+  storageFullSince(): Date | null {
+    return this.#storage.fullSince;
+  }
+
+  async freeSpace(): Promise<number | null> {
+    if (this.#walPath === null) return null;
+    const space = await statfs(dirname(this.#walPath));
+    return space.bavail * space.bsize;
   }
 
   // Outside a transaction, a statement runs in the same synchronous step as the check that
@@ -134,13 +160,16 @@ export class SqliteDatabase implements Database {
       return this.#all<R>(sql, params);
     }
     const rows = await this.#writing(() => this.#all<R>(sql, params));
+    this.#storage.wrote();
     await this.#durableUpTo(++this.#committed);
     return rows;
   }
 
   async execute(sql: string, params?: readonly SqlValue[]): Promise<number> {
     const changes = await this.#writing(() => this.#run(sql, params));
-    if (changes > 0) await this.#durableUpTo(++this.#committed);
+    if (changes === 0) return changes;
+    this.#storage.wrote();
+    await this.#durableUpTo(++this.#committed);
     return changes;
   }
 
@@ -221,6 +250,9 @@ export class SqliteDatabase implements Database {
             needsThisCommit,
           });
         } catch (error) {
+          // SQLite rolls the whole transaction back by itself on some errors (a full disk):
+          // then there is no savepoint to return to, and the batch fails with this error.
+          if (!this.#db.isTransaction) throw error;
           this.#db.exec("ROLLBACK TO unit");
           this.#db.exec("RELEASE unit");
           outcomes.push({
@@ -236,12 +268,14 @@ export class SqliteDatabase implements Database {
     } catch (error) {
       // BEGIN or COMMIT failed (the lock was not had, the disk is full): nothing is durable.
       if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
-      for (const unit of batch) unit.reject(error);
+      const failure = this.#failed(error);
+      for (const unit of batch) unit.reject(failure);
       return;
     } finally {
       this.#inTransaction = false;
       release();
     }
+    this.#storage.wrote();
     const commit = ++this.#committed;
     for (const { unit, settle, needsThisCommit } of outcomes) {
       this.#durableUpTo(needsThisCommit ? commit : commit - 1).then(settle, (error: unknown) => {
@@ -283,15 +317,27 @@ export class SqliteDatabase implements Database {
   }
 
   async #fsync(walPath: string): Promise<void> {
-    if (this.#syncWal !== undefined) return this.#syncWal();
-    this.#wal ??= open(walPath, "r");
-    await (await this.#wal).sync();
+    try {
+      if (this.#syncWal !== undefined) {
+        await this.#syncWal();
+        return;
+      }
+      this.#wal ??= open(walPath, "r");
+      await (await this.#wal).sync();
+    } catch (error) {
+      throw this.#failed(error);
+    }
   }
 
   async executeScript(sql: string): Promise<void> {
     await this.#writing(() => {
-      this.#db.exec(sql);
+      try {
+        this.#db.exec(sql);
+      } catch (error) {
+        throw this.#failed(error);
+      }
     });
+    this.#storage.wrote();
     await this.#durableUpTo(++this.#committed);
   }
 
