@@ -25,10 +25,12 @@ export function heldWhenFast(destinationConcurrency: number, deliveryConcurrency
 /** How long one fast exchange vouches for a destination. */
 const fastForMs = 10_000;
 
+/** How a delivery's turn came: at once, after a wait, or never (given up, see `shedSlow`). */
+export type Turn = "at-once" | "after-wait" | "given-up";
+
 interface Waiter {
   readonly delivery: ClaimedDelivery;
-  /** True: its turn to be sent; false: it was given up (see `shedSlow`). */
-  readonly resolve: (go: boolean) => void;
+  readonly resolve: (turn: Turn) => void;
 }
 
 /** What the worker holds of one destination. */
@@ -80,10 +82,10 @@ export class DestinationSlots {
   }
 
   /**
-   * Takes `delivery` and resolves when it may be sent (true; pair it with one `release`), or
-   * when it was given up while it waited (false; nothing more to do for it here).
+   * Takes `delivery` and resolves when it may be sent (pair it with one `release`), or when it
+   * was given up while it waited (`given-up`: nothing more to do for it here).
    */
-  acquire(delivery: ClaimedDelivery): Promise<boolean> {
+  acquire(delivery: ClaimedDelivery): Promise<Turn> {
     const { id, workspaceId, circuitOpens } = delivery.destination;
     let load = this.#destinations.get(id);
     if (load === undefined) {
@@ -95,7 +97,7 @@ export class DestinationSlots {
     this.#workspaces.set(workspaceId, (this.#workspaces.get(workspaceId) ?? 0) + 1);
     if (load.sending.size < this.#heldLimit(id, load)) {
       load.sending.set(delivery.seq, this.#now());
-      return Promise.resolve(true);
+      return Promise.resolve("at-once");
     }
     const entry = load;
     return new Promise((resolve) => {
@@ -126,7 +128,7 @@ export class DestinationSlots {
     while (load.waiting.length > 0 && load.sending.size < this.#heldLimit(id, load)) {
       const next = load.waiting.shift() as Waiter;
       load.sending.set(next.delivery.seq, this.#now());
-      next.resolve(true);
+      next.resolve("after-wait");
     }
     return hadNoRoom;
   }
@@ -146,7 +148,7 @@ export class DestinationSlots {
       const waiting = load.waiting.splice(0);
       for (const { delivery, resolve } of waiting) {
         shed.push(delivery);
-        resolve(false);
+        resolve("given-up");
       }
       this.#drop(id, load, waiting.length);
     }

@@ -247,8 +247,9 @@ export class DeliveryWorker implements DeliveryTaker {
       attempt: delivery.attempts + 1,
     };
     const leaseEndsAt = this.#now() + this.#options.leaseMs;
-    // False: given back while it waited for its turn (its destination stopped answering).
-    if (!(await this.#slots.acquire(delivery))) return true;
+    const turn = await this.#slots.acquire(delivery);
+    // Given back while it waited for its turn (its destination stopped answering).
+    if (turn === "given-up") return true;
     let exchangeMs: number | null = null;
     let turnHeld = true;
     const endTurn = (): void => {
@@ -262,9 +263,9 @@ export class DeliveryWorker implements DeliveryTaker {
     try {
       // A delivery that waited for its turn too long to finish inside its lease is left
       // leased: it is due again, for any worker, when the lease ends.
-      if (!this.#running || this.#now() + this.#dependencies.timeoutMs * 1.5 > leaseEndsAt) {
-        return true;
-      }
+      const lateTurn =
+        turn === "after-wait" && this.#now() + this.#dependencies.timeoutMs > leaseEndsAt;
+      if (!this.#running || lateTurn) return true;
       // Its destination's circuit opened while it waited: it waits for the circuit instead.
       const circuitEnds = this.#breaker.openUntil(delivery.destination.id);
       if (circuitEnds > this.#now()) {

@@ -39,9 +39,9 @@ describe("a worker's share per destination and workspace", () => {
   it("lets a destination not known to be fast hold only what it may send at once", async () => {
     const { slots } = setUp();
     const [a, b, c] = [delivery("dst_new"), delivery("dst_new"), delivery("dst_new")];
-    assert.equal(await slots.acquire(a), true);
+    assert.equal(await slots.acquire(a), "at-once");
     assert.equal(slots.hasRoom(b), true);
-    assert.equal(await slots.acquire(b), true);
+    assert.equal(await slots.acquire(b), "at-once");
     assert.equal(slots.hasRoom(c), false, "two held: no more");
     assert.deepEqual(slots.exclusions().destinations, ["dst_new"]);
     assert.equal(slots.room(10).perDestination, 2);
@@ -53,7 +53,7 @@ describe("a worker's share per destination and workspace", () => {
     await slots.acquire(first);
     slots.release(first, 20);
     const held = [1, 2, 3, 4, 5].map(() => delivery("dst_fast"));
-    for (const each of held) assert.equal(await slots.acquire(each), true, "sent at once");
+    for (const each of held) assert.equal(await slots.acquire(each), "at-once");
     assert.equal(slots.hasRoom(delivery("dst_fast")), false, "five held: its fast share");
 
     advance(1500); // every attempt of it has been under way for 1.5 s: not fast any more
@@ -74,13 +74,13 @@ describe("a worker's share per destination and workspace", () => {
     advance(100);
     assert.deepEqual(slots.shedSlow(), [], "still fast: nothing is shed");
     slots.release(held[0] as ClaimedDelivery, 100);
-    assert.equal(await waiting, true, "its turn came");
+    assert.equal(await waiting, "after-wait", "its turn came");
 
     const late = delivery("dst_x");
     const stuck = slots.acquire(late);
     advance(1200);
     assert.deepEqual(slots.shedSlow(), [late], "an attempt under way 1.3 s: what waits goes back");
-    assert.equal(await stuck, false);
+    assert.equal(await stuck, "given-up");
   });
 
   it("sheds a destination's waiting deliveries when its circuit opens, fast or not", async () => {
@@ -90,13 +90,13 @@ describe("a worker's share per destination and workspace", () => {
     await slots.acquire(b);
     const waiting = slots.acquire(c);
     assert.deepEqual(slots.shedSlow("dst_c"), [c]);
-    assert.equal(await waiting, false);
+    assert.equal(await waiting, "given-up");
   });
 
   it("probes a destination whose circuit is half-open one attempt at a time", async () => {
     const { slots } = setUp();
     const probe = delivery("dst_p", "ws_1", 1);
-    assert.equal(await slots.acquire(probe), true);
+    assert.equal(await slots.acquire(probe), "at-once");
     assert.equal(slots.hasRoom(delivery("dst_p", "ws_1", 1)), false);
     assert.deepEqual(slots.exclusions().destinations, ["dst_p"]);
     assert.equal(slots.release(probe, 30), true, "it had no room: the worker should look again");

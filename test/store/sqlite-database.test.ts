@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { SqliteDatabase } from "../../src/store/sqlite/sqlite-database.ts";
 import { migrate } from "../../src/store/migrate.ts";
+import { eventually } from "../support/eventually.ts";
 import { tempDir } from "../support/temp.ts";
 
 describe("SqliteDatabase", () => {
@@ -152,6 +153,36 @@ describe("SqliteDatabase", () => {
         assert.equal(row?.count, 64);
       } finally {
         await background.close(); // ends the thread: the test process could not exit otherwise
+      }
+    });
+
+    it("background: the WAL stays near its size limit under sustained writes, and within it after", async () => {
+      const path = join(dir.path, "bounded.db");
+      const limit = 2 * 1024 * 1024;
+      const bounded = new SqliteDatabase(path, { checkpoints: "background", walSizeLimit: limit });
+      try {
+        await bounded.executeScript("CREATE TABLE log (n INTEGER PRIMARY KEY, data TEXT)");
+        // About 40 MiB in small transactions, one after another: the writer hardly pauses.
+        // Without the limit the WAL holds all of it (a PASSIVE checkpoint never catches up).
+        let largest = 0;
+        const started = Date.now();
+        for (let n = 0; n < 2500; n += 1) {
+          await bounded.transaction(async (tx) => {
+            await tx.execute("INSERT INTO log (n, data) VALUES ($1, $2)", [n, "y".repeat(16_384)]);
+          });
+          if (n % 50 === 0) largest = Math.max(largest, await sizeOf(`${path}-wal`));
+        }
+        const seconds = (Date.now() - started) / 1000;
+        assert.ok(
+          largest < limit * 4,
+          `the WAL reached ${largest} bytes against a limit of ${limit} (${seconds} s of writes)`,
+        );
+        console.log(`bounded WAL: at most ${largest} bytes over ${seconds} s of writes`);
+        await eventually(async () => ((await sizeOf(`${path}-wal`)) <= limit ? true : undefined), {
+          what: "the WAL back within its limit once the writes paused",
+        });
+      } finally {
+        await bounded.close();
       }
     });
 

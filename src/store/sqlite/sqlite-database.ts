@@ -4,7 +4,7 @@ import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import type { Database, Row, SqlExecutor, SqlValue, TransactionOptions } from "../database.ts";
 import { StorageState } from "../storage-state.ts";
-import { BackgroundCheckpointer } from "./checkpointer.ts";
+import { BackgroundCheckpointer, defaultWalSizeLimit } from "./checkpointer.ts";
 import { asStorageFull } from "./storage-errors.ts";
 
 /** SQLite numbers its parameters `?1`, `?2`…; the store writes `$1`, `$2`… as PostgreSQL does. */
@@ -24,6 +24,8 @@ export interface SqliteOptions {
    */
   readonly checkpoints?: "automatic" | "background";
   readonly onCheckpointError?: (error: Error) => void;
+  /** With `background` checkpoints: the WAL's size past which it is truncated. Default 64 MiB. */
+  readonly walSizeLimit?: number;
   /** Tests only: stands in for the fsync of the WAL, to watch who waits for it. */
   readonly syncWal?: () => Promise<void>;
 }
@@ -96,8 +98,10 @@ export class SqliteDatabase implements Database {
       PRAGMA busy_timeout = 5000;
     `);
     if (options.checkpoints === "background" && path !== ":memory:") {
-      this.#db.exec("PRAGMA wal_autocheckpoint = 0");
-      this.#checkpointer = new BackgroundCheckpointer(path, (message) => {
+      const walSizeLimit = options.walSizeLimit ?? defaultWalSizeLimit;
+      // When SQLite starts the WAL over, it also cuts the file back to this size.
+      this.#db.exec(`PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = ${walSizeLimit}`);
+      this.#checkpointer = new BackgroundCheckpointer(path, walSizeLimit, (message) => {
         options.onCheckpointError?.(new Error(message));
       });
     }
