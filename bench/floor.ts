@@ -53,6 +53,7 @@ async function startRelay(receiverUrl: string, caCertPath: string): Promise<Benc
       return { status: response.statusCode, body: await response.body.json() };
     },
     peakRssMb: () => Promise.resolve(Number.NaN),
+    rssMb: () => Promise.resolve(Number.NaN),
     async stop() {
       child.kill("SIGTERM");
       await new Promise((resolve) => child.once("exit", resolve));

@@ -18,6 +18,8 @@ export interface BenchReceiver {
   received(): number;
   /** Resolves once `count` distinct ids have arrived. */
   waitForDistinct(count: number, timeoutMs: number): Promise<void>;
+  /** The status it answers with: 200 unless told otherwise (503 plays a receiver that is down). */
+  answerWith(status: number): void;
   /** Resolves once `count` requests in all have arrived. */
   waitForTotal(count: number, timeoutMs: number): Promise<void>;
   reset(): void;
@@ -30,6 +32,7 @@ export async function startBenchReceiver(
 ): Promise<BenchReceiver> {
   const firstReceipt = new Map<string, number>();
   let received = 0;
+  let status = 200;
   let waiter: { done: () => boolean; resolve: () => void } | null = null;
   const server = createServer(
     { key: ca.keyPem, cert: ca.certPem, keepAliveTimeout: 60_000 },
@@ -39,6 +42,10 @@ export async function startBenchReceiver(
         received += 1;
         const webhookId = String(request.headers["webhook-id"]);
         const id = options.perPath === true ? `${request.url ?? ""} ${webhookId}` : webhookId;
+        if (status >= 300) {
+          response.writeHead(status, { "content-length": "4" }).end("down");
+          return;
+        }
         if (!firstReceipt.has(id)) firstReceipt.set(id, performance.now());
         response.writeHead(200, { "content-length": "2" }).end("ok");
         if (waiter?.done() === true) {
@@ -69,6 +76,9 @@ export async function startBenchReceiver(
     url: `https://127.0.0.1:${port}`,
     firstReceipt,
     received: () => received,
+    answerWith(next) {
+      status = next;
+    },
     waitForDistinct: (count, timeoutMs) =>
       waitUntil(() => firstReceipt.size >= count, `${count} distinct notifications`, timeoutMs),
     waitForTotal: (count, timeoutMs) =>

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
 import { measureNoisyNeighbours, type NoisyNeighbours } from "./noisy.ts";
 import { measureRawLimit } from "./raw.ts";
+import { measureRetryBacklog, type RetryBacklog } from "./retry-backlog.ts";
 import { measureThroughput, publish, register, warmUpCount, type Throughput } from "./measure.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService, type BenchService } from "./service.ts";
@@ -58,6 +59,7 @@ interface Results {
   peak_rss_mb: number;
   backlog_events: number;
   noisy_neighbours: NoisyNeighbours;
+  retry_backlog: RetryBacklog;
 }
 
 /** Publish-to-receipt latency with publishes paced at 1,000 per second. */
@@ -183,6 +185,7 @@ async function main(): Promise<void> {
 
     await mkdir(join(dir, "noisy"));
     const noisy = await measureNoisyNeighbours(join(dir, "noisy"), ca, sizes.noisySeconds);
+    const retryBacklog = await measureRetryBacklog(join(dir, "retry-backlog"), ca, sizes.backlog);
 
     let postgresThroughput: Throughput | { skipped: string };
     const pg = postgresDatabase();
@@ -241,6 +244,7 @@ async function main(): Promise<void> {
       peak_rss_mb: peakRss,
       backlog_events: sizes.backlog,
       noisy_neighbours: noisy,
+      retry_backlog: retryBacklog,
     };
     const resultsDir = new URL("../../bench/results/", import.meta.url);
     await mkdir(resultsDir, { recursive: true });
@@ -287,6 +291,10 @@ function printTable(results: Results): void {
     [
       "  the same run, all 50 healthy (ms)",
       `${results.noisy_neighbours.quiet_p50_ms} / ${results.noisy_neighbours.quiet_p99_ms}`,
+    ],
+    [
+      `retry backlog of ${results.retry_backlog.events}: peak RSS build-up / drain, after (MB)`,
+      `${results.retry_backlog.build_up_peak_rss_mb} / ${results.retry_backlog.drain_peak_rss_mb}, ${results.retry_backlog.after_drain_rss_mb}`,
     ],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));

@@ -23,7 +23,16 @@ export interface BenchService {
   ): Promise<{ status: number; body: unknown }>;
   /** The server process's peak resident set (VmHWM), in MiB. */
   peakRssMb(): Promise<number>;
+  /** The server process's resident set now (VmRSS), in MiB. */
+  rssMb(): Promise<number>;
   stop(): Promise<void>;
+}
+
+/** A memory figure of `/proc/<pid>/status` (`VmHWM`, `VmRSS`), in MiB. */
+async function statusMb(child: ChildProcess, field: string): Promise<number> {
+  const status = await readFile(`/proc/${child.pid}/status`, "utf8");
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
+  return match?.[1] === undefined ? Number.NaN : Number(match[1]) / 1024;
 }
 
 async function freePort(): Promise<number> {
@@ -124,11 +133,8 @@ export async function startBenchService(options: {
       });
       return { status: response.statusCode, body: await response.body.json() };
     },
-    async peakRssMb() {
-      const status = await readFile(`/proc/${child.pid}/status`, "utf8");
-      const match = /VmHWM:\s+(\d+) kB/.exec(status);
-      return match?.[1] === undefined ? Number.NaN : Number(match[1]) / 1024;
-    },
+    peakRssMb: () => statusMb(child, "VmHWM"),
+    rssMb: () => statusMb(child, "VmRSS"),
     async stop() {
       child.kill("SIGTERM");
       await new Promise((resolve) => child.once("exit", resolve));
