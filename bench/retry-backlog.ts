@@ -16,10 +16,11 @@ import { startBenchService } from "./service.ts";
 import { argument, pooled, progress, round } from "./stats.ts";
 
 /**
- * Short waits, so that the drain starts within seconds of the receiver's recovery (a circuit's
- * cool-down is the schedule's step), and a last one of an hour, so that nothing fails meanwhile.
+ * Short waits, so that the drain starts within seconds of the receiver's recovery (the n-th
+ * opening of a circuit in a row waits the schedule's n-th step, and the circuit opens about
+ * every 2 s while the receiver is down), and a last one of an hour, so that nothing fails.
  */
-const retrySchedule = "1s,2s,2s,2s,2s,2s,2s,2s,2s,2s,1h";
+const retrySchedule = [...Array.from({ length: 60 }, () => "2s"), "1h"].join(",");
 /**
  * How long the server is left idle after the drain before its memory is read again: past the
  * senders' keep-alive (30 s), so that their connections have closed.

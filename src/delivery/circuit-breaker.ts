@@ -1,6 +1,9 @@
 import type { AttemptReport, CircuitOpening, ClaimedDelivery } from "../interfaces.ts";
 import type { RetrySchedule } from "./retry-schedule.ts";
 
+/** The longest a circuit stays open before a probe. */
+export const maxCooldownMs = 3_600_000;
+
 /** What the store is to do with a destination's circuit after an attempt. */
 export type CircuitChange =
   { readonly kind: "open"; readonly opening: CircuitOpening } | { readonly kind: "close" };
@@ -69,10 +72,13 @@ export class CircuitBreaker {
     return this.#runs.get(destinationId)?.openUntil ?? 0;
   }
 
-  /** The n-th opening in a row waits the schedule's n-th step (its last one thereafter). */
+  /**
+   * The n-th opening in a row waits the schedule's n-th step (its last one thereafter), but
+   * never more than `maxCooldownMs`: a receiver that is back is found within the hour.
+   */
   cooldown(opens: number): number {
     const { steps } = this.#schedule;
-    return steps[Math.min(opens, steps.length) - 1] ?? 0;
+    return Math.min(steps[Math.min(opens, steps.length) - 1] ?? 0, maxCooldownMs);
   }
 
   #totalSchedule(): number {

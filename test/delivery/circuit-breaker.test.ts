@@ -77,5 +77,7 @@ describe("a destination's circuit breaker", () => {
       kind: "close",
     });
     assert.equal(circuit.cooldown(9), 120_000, "the last step thereafter");
+    const daily = new CircuitBreaker(3, new RetrySchedule([5000, 86_400_000]));
+    assert.equal(daily.cooldown(2), 3_600_000, "an hour at the most");
   });
 });
