@@ -29,6 +29,29 @@ export async function publish(service: BenchService, type: string, index: number
   return (response.body as { id: string }).id;
 }
 
+/** Publishes `count` events, `perSecond` of them a second; returns when each was sent, by id. */
+export async function publishPaced(
+  service: BenchService,
+  count: number,
+  perSecond: number,
+): Promise<Map<string, number>> {
+  const publishedAt = new Map<string, number>();
+  const started = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let index = 0; index < count; index += 1) {
+    const wait = started + (index * 1000) / perSecond - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    const sentAt = performance.now();
+    pending.push(
+      publish(service, "job.completed", index).then((id) => {
+        publishedAt.set(id, sentAt);
+      }),
+    );
+  }
+  await Promise.all(pending);
+  return publishedAt;
+}
+
 export async function register(
   service: BenchService,
   url: string,

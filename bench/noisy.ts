@@ -10,9 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createTestCa, type TestCa } from "../test/support/tls.ts";
-import { publish, register } from "./measure.ts";
+import { publishPaced, register } from "./measure.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
-import { startBenchService, type BenchService } from "./service.ts";
+import { startBenchService } from "./service.ts";
 import { argument, percentile, progress, round } from "./stats.ts";
 
 const destinations = 50;
@@ -61,25 +61,6 @@ async function startHangingReceiver(ca: TestCa): Promise<HangingReceiver> {
   };
 }
 
-/** Publishes `count` events, `eventsPerSecond`; returns when each was sent, by id. */
-async function publishPaced(service: BenchService, count: number): Promise<Map<string, number>> {
-  const publishedAt = new Map<string, number>();
-  const started = performance.now();
-  const pending: Promise<void>[] = [];
-  for (let index = 0; index < count; index += 1) {
-    const wait = started + (index * 1000) / eventsPerSecond - performance.now();
-    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-    const sentAt = performance.now();
-    pending.push(
-      publish(service, "job.completed", index).then((id) => {
-        publishedAt.set(id, sentAt);
-      }),
-    );
-  }
-  await Promise.all(pending);
-  return publishedAt;
-}
-
 /** One run: a fresh service, 50 destinations (`hanging` of them never answer). */
 async function run(
   dir: string,
@@ -109,11 +90,11 @@ async function run(
     // Warm-up, not counted: the healthy destinations' connections are open and the server's
     // code compiled, as in a server that has run a while; the hanging ones hang meanwhile.
     receiver.reset();
-    await publishPaced(service, warmUpSeconds * eventsPerSecond);
+    await publishPaced(service, warmUpSeconds * eventsPerSecond, eventsPerSecond);
     await receiver.waitForDistinct(warmUpSeconds * eventsPerSecond * healthyPaths.length, 60_000);
     receiver.reset();
     const total = seconds * eventsPerSecond;
-    const publishedAt = await publishPaced(service, total);
+    const publishedAt = await publishPaced(service, total, eventsPerSecond);
     await receiver.waitForDistinct(total * healthyPaths.length, 300_000);
     const latencies: number[] = [];
     for (const [id, sentAt] of publishedAt) {

@@ -10,7 +10,14 @@ import { createTestCa } from "../test/support/tls.ts";
 import { measureNoisyNeighbours, type NoisyNeighbours } from "./noisy.ts";
 import { measureRawLimit } from "./raw.ts";
 import { measureRetryBacklog, type RetryBacklog } from "./retry-backlog.ts";
-import { measureThroughput, publish, register, warmUpCount, type Throughput } from "./measure.ts";
+import {
+  measureThroughput,
+  publish,
+  publishPaced,
+  register,
+  warmUpCount,
+  type Throughput,
+} from "./measure.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService, type BenchService } from "./service.ts";
 import { percentile, progress, round } from "./stats.ts";
@@ -69,22 +76,8 @@ async function measurePacedLatency(
   seconds: number,
 ): Promise<{ p50: number; p99: number }> {
   receiver.reset();
-  const publishedAt = new Map<string, number>();
   const total = seconds * 1000;
-  const started = performance.now();
-  const pending: Promise<void>[] = [];
-  for (let index = 0; index < total; index += 1) {
-    const due = started + index; // one per millisecond
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-    const sentAt = performance.now();
-    pending.push(
-      publish(service, "job.completed", index).then((id) => {
-        publishedAt.set(id, sentAt);
-      }),
-    );
-  }
-  await Promise.all(pending);
+  const publishedAt = await publishPaced(service, total, 1000);
   await receiver.waitForDistinct(total, 120_000);
   const latencies = [...publishedAt].map(
     ([id, sentAt]) => (receiver.firstReceipt.get(id) ?? Number.NaN) - sentAt,
