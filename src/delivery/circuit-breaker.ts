@@ -19,7 +19,8 @@ interface FailureRun {
 /**
  * Decides when a destination is slowed down as a unit (decision 24). An attempt that times out,
  * cannot connect, fails TLS or HTTP, or is answered 429 or 5xx is a failure of the destination
- * rather than of one notification; after `threshold` of them in a row the circuit opens for the
+ * rather than of one notification (what the service itself refused, such as a name that does
+ * not resolve, is neither); after `threshold` of them in a row the circuit opens for the
  * retry schedule's first step, and each further opening in a row (a probe that fails) for the
  * next step. Any other answer from the receiver, or a delivered probe, closes it.
  *
@@ -39,7 +40,7 @@ export class CircuitBreaker {
   /** Counts the attempt's outcome; returns the change to make to the circuit, if any. */
   record(delivery: ClaimedDelivery, report: AttemptReport, now: number): CircuitChange | null {
     const { id, circuitOpens } = delivery.destination;
-    if (report.attempt === null) return null;
+    if (report.attempt === null || isOurOwn(report)) return null;
     if (!isDestinationFailure(report)) {
       this.#runs.delete(id);
       return circuitOpens > 0 ? { kind: "close" } : null;
@@ -84,6 +85,19 @@ export class CircuitBreaker {
   #totalSchedule(): number {
     return this.#schedule.steps.reduce((sum, step) => sum + step, 0);
   }
+}
+
+/**
+ * An outcome of our own making, not the receiver's: the name did not resolve, the address was
+ * refused, a secret could not be opened, a bug. It says nothing of whether the destination
+ * answers, so it neither counts toward a circuit nor closes one.
+ */
+function isOurOwn(report: AttemptReport): boolean {
+  const { attempt } = report;
+  if (attempt === null || attempt.statusCode !== null || report.result.status === "delivered") {
+    return false;
+  }
+  return !["timeout", "connection", "tls", "protocol"].includes(attempt.errorClass ?? "");
 }
 
 /** A failure that says the destination, not the notification, is in trouble. */

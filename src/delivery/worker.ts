@@ -20,7 +20,10 @@ const shedEveryMs = 250;
 export interface WorkerOptions {
   /** Deliveries held at once (waiting, being sent, or being recorded), across all destinations. */
   readonly concurrency: number;
-  /** Attempts of one destination in flight at once. */
+  /**
+   * Attempts in flight at once to a destination not known to answer fast; one that answers
+   * fast may have half of `concurrency` (`DestinationSlots`).
+   */
   readonly destinationConcurrency: number;
   /** Deliveries of one workspace held at once, before others' are claimed first. */
   readonly workspaceConcurrency: number;
@@ -46,8 +49,9 @@ export interface WorkerOptions {
  * sent oldest due first (decision 19).
  *
  * No destination or workspace takes more than its share (decision 24): a claim asks for no more
- * of either than its room, at most `destinationConcurrency` attempts of one destination are in
- * flight, and a destination that keeps failing has its circuit opened (`CircuitBreaker`).
+ * of either than its room, a destination not known to answer fast has at most
+ * `destinationConcurrency` attempts in flight (`DestinationSlots`), and a destination that keeps
+ * failing has its circuit opened (`CircuitBreaker`).
  */
 export class DeliveryWorker implements DeliveryTaker {
   readonly owner = `worker_${randomBytes(8).toString("hex")}`;

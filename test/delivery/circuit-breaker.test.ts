@@ -66,6 +66,15 @@ describe("a destination's circuit breaker", () => {
     assert.equal(circuit.record(destination(), report(null, "connection"), 0), null);
   });
 
+  it("neither counts nor closes on what the service itself refused, such as a name that does not resolve", () => {
+    const circuit = breaker();
+    circuit.record(destination(), report(null, "connection"), 0);
+    circuit.record(destination(), report(null, "connection"), 0);
+    assert.equal(circuit.record(destination(), report(null, "url_unresolvable"), 0), null);
+    assert.equal(circuit.record(destination(1), report(null, "internal"), 0), null, "no close");
+    assert.equal(circuit.record(destination(), report(null, "timeout"), 0)?.kind, "open");
+  });
+
   it("reopens for the next step when a probe fails, and closes when one gets an answer", () => {
     const circuit = breaker();
     const failed = circuit.record(destination(2), report(null, "timeout"), 0);

@@ -61,12 +61,14 @@ describe("delivery isolation", () => {
     await Promise.all(fixtures.map((item) => item.dispose()));
   });
 
-  describe("with a 5 s timeout, 32 slots, 4 per destination and 16 per workspace", () => {
+  describe("with a 10 s timeout, 32 slots, 4 per destination and 16 per workspace", () => {
     let fixture: ServerFixture;
     let api: ApiClient;
+    // The timeout is long so that no hanging attempt ends (and frees its turn for another)
+    // before the checks: they hold on a loaded machine too.
     const limits = {
-      SVC_DELIVERY_TIMEOUT: "5s",
-      SVC_DELIVERY_LEASE: "30s",
+      SVC_DELIVERY_TIMEOUT: "10s",
+      SVC_DELIVERY_LEASE: "40s",
       SVC_DELIVERY_CONCURRENCY: "32",
       SVC_DESTINATION_CONCURRENCY: "4",
       SVC_WORKSPACE_CONCURRENCY: "16",
@@ -86,7 +88,7 @@ describe("delivery isolation", () => {
       await register(api, fixture.owner.id, `https://hooks.test:${healthy.port}/ok`);
 
       await publish(fixture, fixture.owner, 40);
-      // Well inside the 5 s timeout: nothing waited for a hanging attempt to give up.
+      // Well inside the 10 s timeout: nothing waited for a hanging attempt to give up.
       await healthy.waitForRequests(40, 4000);
       assert.ok(
         hanging.requests.length <= 4,
@@ -146,7 +148,7 @@ describe("delivery isolation", () => {
       SVC_DELIVERY_LEASE: "10s",
       SVC_DESTINATION_CONCURRENCY: "4",
       SVC_CIRCUIT_THRESHOLD: "4",
-      SVC_RETRY_SCHEDULE: "3s,3s,3s",
+      SVC_RETRY_SCHEDULE: "5s,5s,5s",
     });
     const api = apiClient(fixture.server.url, fixture.owner.key);
     const failing = await receiver(hang);

@@ -169,10 +169,25 @@ describe("fair claims and circuits in the store", () => {
     assert.equal(count(destinationsOf(rest), failing), 3, "the rest, once it closed");
   });
 
-  it("ends the waiting deliveries whose retries would be spent while the circuit is open", async () => {
+  it("ends the attempted deliveries whose retries would be spent while the circuit is open, not the never attempted", async () => {
     const ws = await workspace();
     const failing = await destination(ws);
-    await publish(ws, 2);
+    await publish(ws, 3);
+    // The first two were attempted and wait for a retry; the third never was.
+    const [first, second] = await claimUpTo(store, "w1", 2, 60_000);
+    for (const claimed of [first, second]) {
+      if (claimed === undefined) throw new Error("two claimed");
+      await store.finishAttempt(claimed.lease, claimed.seq, {
+        attempt: {
+          startedAt: clock.now(),
+          durationMs: 3,
+          statusCode: 503,
+          errorClass: "http_status",
+        },
+        result: { status: "pending", nextAttemptAt: new Date(clock.now().getTime() + 1000) },
+        error: "the receiver answered 503",
+      });
+    }
     clock.advance(10_000);
     await publish(ws, 1);
     await store.openCircuit(failing, {
@@ -184,7 +199,7 @@ describe("fair claims and circuits in the store", () => {
     const rows = await statusOf(failing);
     assert.deepEqual(
       rows.map((row) => row.status),
-      ["failed", "failed", "pending"],
+      ["failed", "failed", "pending", "pending"],
     );
     const [row] = await queryTestDatabase<{ last_error: string }>(
       join(dir.path, "fair"),
@@ -192,6 +207,53 @@ describe("fair claims and circuits in the store", () => {
       [failing],
     );
     assert.match(row?.last_error ?? "", /retries ran out while the destination's circuit was open/);
+  });
+
+  it("only ever extends a circuit: an earlier opening does not cut a later one short", async () => {
+    const ws = await workspace();
+    const failing = await destination(ws);
+    const later = new Date(clock.now().getTime() + 30_000);
+    await store.openCircuit(failing, {
+      until: later,
+      opens: 2,
+      error: "the probe failed",
+      failCreatedBefore: new Date(0),
+    });
+    await store.openCircuit(failing, {
+      until: new Date(clock.now().getTime() + 5000),
+      opens: 1,
+      error: "10 attempts in a row failed",
+      failCreatedBefore: new Date(0),
+    });
+    const circuit = (await store.getLastDelivery(ws, failing))?.circuit ?? null;
+    assert.equal(circuit, null, "no delivery yet: nothing to show");
+    await publish(ws, 1);
+    const shown = (await store.getLastDelivery(ws, failing))?.circuit;
+    assert.deepEqual(shown?.openUntil, later);
+    assert.equal(shown.opens, 2);
+  });
+
+  it("closes a destination's circuit when its URL changes or it is turned on again", async () => {
+    const ws = await workspace();
+    const failing = await destination(ws);
+    await publish(ws, 1);
+    const opening = {
+      until: new Date(clock.now().getTime() + 60_000),
+      opens: 1,
+      error: "failing",
+      failCreatedBefore: new Date(0),
+    };
+    await store.openCircuit(failing, opening);
+    await store.updateDestination(ws, failing, { url: "https://hooks.test/fixed" });
+    assert.equal((await store.getLastDelivery(ws, failing))?.circuit, null);
+    await store.openCircuit(failing, {
+      ...opening,
+      until: new Date(clock.now().getTime() + 120_000),
+    });
+    await store.updateDestination(ws, failing, { active: false });
+    assert.notEqual((await store.getLastDelivery(ws, failing))?.circuit, null, "off: still open");
+    await store.updateDestination(ws, failing, { active: true });
+    assert.equal((await store.getLastDelivery(ws, failing))?.circuit, null);
   });
 
   it("hands a publish's deliveries over only for destinations with room and a closed circuit", async () => {

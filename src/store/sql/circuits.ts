@@ -15,8 +15,9 @@ const waitingChunk = `SELECT seq FROM deliveries
 
 /**
  * Opens a destination's circuit (decision 24): from this commit no claim takes its deliveries
- * until `until`. Then its waiting deliveries that were created before `failCreatedBefore` end
- * `failed` (their retries would be spent by the time the circuit lets them go), and the others
+ * until `until`. Then its waiting deliveries that were attempted and created before
+ * `failCreatedBefore` end `failed` (their retries would be spent by the time the circuit lets
+ * them go; one never attempted waits for its first), and the others
  * are made due at `until`, so that their `next_attempt_at` says when they go and no claim
  * reads past them in the due index meanwhile. Each chunk is a transaction of its own: a
  * delivery not moved yet is merely excluded by the circuit until it is. The outer conditions
@@ -30,17 +31,20 @@ export async function openCircuit(
   now: number,
 ): Promise<void> {
   const until = opening.until.getTime();
-  await db.execute(
+  // Only ever extended: another worker's later opening (a failed probe) is not cut short by
+  // a report on an attempt made before it.
+  const changed = await db.execute(
     `UPDATE destinations SET circuit_open_until = $2, circuit_opens = $3, circuit_error = $4
-     WHERE id = $1`,
+     WHERE id = $1 AND (circuit_open_until IS NULL OR circuit_open_until < $2)`,
     [destinationId, until, opening.opens, opening.error],
   );
+  if (changed === 0) return;
   const failed = `${opening.error}; its retries ran out while the destination's circuit was open`;
   await inChunks(db, (tx) =>
     tx.execute(
       `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, last_error = $3,
               updated_at = $4
-       WHERE seq IN (${waitingChunk} AND created_at < $5 LIMIT ${chunkSize})
+       WHERE seq IN (${waitingChunk} AND attempts > 0 AND created_at < $5 LIMIT ${chunkSize})
          AND status = 'pending' AND lease_owner IS NULL`,
       [destinationId, until, failed, now, opening.failCreatedBefore.getTime()],
     ),

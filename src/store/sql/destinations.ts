@@ -140,6 +140,11 @@ export async function updateDestination(
     values.push(changes.active);
     assignments.push(`active = $${values.length}`);
   }
+  // A new address, or a destination turned on again, is not judged by the old one's failures:
+  // its circuit closes (decision 24). What the circuit had held waits out its time.
+  if (changes.url !== undefined || changes.active === true) {
+    assignments.push("circuit_open_until = NULL, circuit_opens = 0, circuit_error = NULL");
+  }
   const rows = await tx.query<DestinationRow>(
     `UPDATE destinations SET ${assignments.join(", ")}
      WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${columns}`,
