@@ -10,6 +10,7 @@ import type { Clock, Resolver, Store } from "../interfaces.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
 import { systemResolver, tableResolver, withTimeout } from "../net/resolver.ts";
 import { startMaintenance } from "./maintenance.ts";
+import { releaseMemory } from "./release-memory.ts";
 
 /** How soon an idle worker looks for work that another process queued, when nothing says so. */
 const idlePollMs = 1000;
@@ -59,6 +60,8 @@ export function startDelivery(
           "the delivery sender thread stopped; its attempts will be retried, and the next one starts a new thread",
         );
       },
+      // Idle for the sender's keep-alive: what the last burst grew goes back to the system.
+      onThreadRetired: releaseMemory,
     },
   );
   const worker = new DeliveryWorker(

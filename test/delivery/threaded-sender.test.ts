@@ -75,13 +75,13 @@ describe("the delivery sender in a thread", () => {
   });
 
   it("never lets a request wait for a connection: its timeout is its own exchange", async () => {
-    const sender = new ThreadedSender({ timeoutMs: 600 });
+    const sender = new ThreadedSender({ timeoutMs: 1000 });
     try {
-      // 64 at once to one origin, each answered after 300 ms: behind a pool of 16 connections
-      // the fourth wave would wait 900 ms and time out.
+      // 64 at once to one origin, each answered after 400 ms: behind a pool of 16 connections
+      // the third wave would wait 800 ms and time out.
       const outcomes = await Promise.all(
         Array.from({ length: 64 }, (_, index) =>
-          sender.send({ ...request(`/slow${index}/204`, { "x-delay": "300" }), timeoutMs: 600 }),
+          sender.send({ ...request(`/slow${index}/204`, { "x-delay": "400" }), timeoutMs: 1000 }),
         ),
       );
       assert.deepEqual(
@@ -144,6 +144,45 @@ describe("the delivery sender in a thread", () => {
       { kind: "response", statusCode: 202 },
       { kind: "response", statusCode: 202 },
     ]);
+  });
+
+  it("ends a thread idle for idleThreadMs as a retirement, never one with a request under way", async () => {
+    const events: string[] = [];
+    let retired = (): void => undefined;
+    const sender = new ThreadedSender(
+      { timeoutMs: 2000 },
+      {
+        idleThreadMs: 100,
+        onThreadStopped: (error) => events.push(`stopped: ${error.message}`),
+        onThreadRetired: () => {
+          events.push("retired");
+          retired();
+        },
+      },
+    );
+    try {
+      const retirement = new Promise<void>((resolve) => (retired = resolve));
+      assert.deepEqual(await sender.send(request("/idle/200")), {
+        kind: "response",
+        statusCode: 200,
+      });
+      // Answered after three idle periods: the thread is not idle while it waits.
+      assert.deepEqual(await sender.send(request("/idle/201", { "x-delay": "300" })), {
+        kind: "response",
+        statusCode: 201,
+      });
+      assert.deepEqual(events, []);
+      await retirement;
+      assert.deepEqual(events, ["retired"]);
+      // The next request starts a thread of its own.
+      assert.deepEqual(await sender.send(request("/idle/202")), {
+        kind: "response",
+        statusCode: 202,
+      });
+    } finally {
+      await sender.close();
+    }
+    assert.deepEqual(events, ["retired"], "close() ends the second thread without a report");
   });
 
   const crashingThread = new URL("../support/crashing-sender-thread.js", import.meta.url);
