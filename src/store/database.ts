@@ -7,6 +7,9 @@
 export type SqlValue = string | number | bigint | boolean | null;
 export type Row = Record<string, unknown>;
 
+/** A column of a table passed as JSON (`Database.tableOfJsonRows`): its name and SQL type. */
+export type JsonColumn = readonly [name: string, type: "TEXT" | "BIGINT" | "INTEGER"];
+
 export interface SqlExecutor {
   /** Rows of a statement that returns rows (SELECT, or anything with RETURNING). */
   query<R extends Row = Row>(sql: string, params?: readonly SqlValue[]): Promise<R[]>;
@@ -47,6 +50,15 @@ export interface Database extends SqlExecutor {
    * one statement for a list of any length (`IN (…)`), so its plan is made once.
    */
   textsOfJsonArray(placeholder: string): string;
+  /** As `textsOfJsonArray`, for a JSON array of integers (row ids). */
+  integersOfJsonArray(placeholder: string): string;
+  /**
+   * A subquery giving the table in parameter `placeholder`, a JSON array of rows, each an
+   * array of cells in the order of `columns`. A batch of any size is then one parameter and
+   * one statement text, planned once (graphile-worker's way), where a VALUES list of
+   * placeholders would be a statement of its own for every batch size, each kept prepared.
+   */
+  tableOfJsonRows(placeholder: string, columns: readonly JsonColumn[]): string;
   /**
    * Called after a transaction that queued deliveries has committed, so that workers in other
    * processes wake: a `NOTIFY svc_deliveries` on PostgreSQL, coalesced (at most one in flight;

@@ -1,5 +1,5 @@
 import pg from "pg";
-import type { Database, Row, SqlExecutor, SqlValue } from "../database.ts";
+import type { Database, JsonColumn, Row, SqlExecutor, SqlValue } from "../database.ts";
 import { connectionConfig } from "./connection-config.ts";
 import { StorageState } from "../storage-state.ts";
 import { asUnavailable, idleConnectionError } from "./connection-errors.ts";
@@ -58,6 +58,17 @@ export class PostgresDatabase implements Database {
 
   textsOfJsonArray(placeholder: string): string {
     return `SELECT jsonb_array_elements_text(CAST(${placeholder} AS JSONB))`;
+  }
+
+  integersOfJsonArray(placeholder: string): string {
+    return `SELECT CAST(jsonb_array_elements_text(CAST(${placeholder} AS JSONB)) AS BIGINT)`;
+  }
+
+  tableOfJsonRows(placeholder: string, columns: readonly JsonColumn[]): string {
+    const cells = columns.map(
+      ([name, type], index) => `CAST(r ->> ${index} AS ${type}) AS ${name}`,
+    );
+    return `SELECT ${cells.join(", ")} FROM jsonb_array_elements(CAST(${placeholder} AS JSONB)) AS j(r)`;
   }
 
   announceDeliveriesQueued(): void {
@@ -212,8 +223,8 @@ const maxNamedStatements = 2000;
 /**
  * A statement with parameters runs as a named prepared statement: each connection parses and
  * plans it once, then only binds and executes (the driver keeps the names per connection).
- * The store's SQL is a fixed set of texts (batches add one text per batch size), so the names
- * stay few. Statements without parameters (BEGIN, COMMIT, NOTIFY) gain nothing from it.
+ * The store's SQL is a fixed set of texts (a batch is one JSON parameter), so the names stay
+ * few. Statements without parameters (BEGIN, COMMIT, NOTIFY) gain nothing from it.
  */
 function prepared(sql: string, params: readonly SqlValue[]): pg.QueryConfig<SqlValue[]> {
   const values = params as SqlValue[];

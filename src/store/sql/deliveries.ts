@@ -9,9 +9,9 @@ import type {
   EventType,
   LastDelivery,
 } from "../../interfaces.ts";
-import type { Database, SqlExecutor, SqlValue } from "../database.ts";
+import type { Database, JsonColumn, SqlExecutor, SqlValue } from "../database.ts";
 import { toCircuitState } from "./circuits.ts";
-import { toBoolean, toNullableDate, valuesRows } from "./rows.ts";
+import { toBoolean, toNullableDate } from "./rows.ts";
 
 export interface ClaimedRow extends Record<string, unknown> {
   seq: number | string;
@@ -88,12 +88,12 @@ export async function claimDueDeliveries(
       const picked = pickWithinRoom(candidates, room);
       if (picked.length === 0) return [];
       const lease = newLease(owner);
-      const placeholders = picked.map((_, index) => `$${index + 3}`).join(", ");
       await tx.execute(
-        `UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2 WHERE seq IN (${placeholders})`,
-        [now + leaseMs, lease, ...picked],
+        `UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
+         WHERE seq IN (${db.integersOfJsonArray("$3")})`,
+        [now + leaseMs, lease, JSON.stringify(picked)],
       );
-      return selectClaimed(tx, picked, lease);
+      return selectClaimed(db, tx, picked, lease);
     },
     { durable: false },
   );
@@ -124,28 +124,30 @@ function pickWithinRoom(candidates: readonly CandidateRow[], room: ClaimRoom): n
 
 /** Gives deliveries claimed under `lease` back, due at `dueAt`, as if never claimed. */
 export async function releaseDeliveries(
-  db: SqlExecutor,
+  db: Database,
   lease: string,
   seqs: readonly number[],
   dueAt: number,
 ): Promise<void> {
   if (seqs.length === 0) return;
-  const placeholders = seqs.map((_, index) => `$${index + 3}`).join(", ");
   await db.execute(
     `UPDATE deliveries SET lease_owner = NULL, next_attempt_at = $1
-     WHERE lease_owner = $2 AND status = 'pending' AND seq IN (${placeholders})`,
-    [dueAt, lease, ...seqs],
+     WHERE lease_owner = $2 AND status = 'pending' AND seq IN (${db.integersOfJsonArray("$3")})`,
+    [dueAt, lease, JSON.stringify(seqs)],
   );
 }
 
-/** What a worker needs to attempt the deliveries `seqs`, claimed under `lease`, by `seq`. */
+/**
+ * What a worker needs to attempt the deliveries `seqs`, claimed under `lease`, by `seq`; read
+ * through `tx`, in SQL of `db`'s engine.
+ */
 export async function selectClaimed(
+  db: Database,
   tx: SqlExecutor,
   seqs: readonly number[],
   lease: string,
 ): Promise<ClaimedDelivery[]> {
   if (seqs.length === 0) return [];
-  const placeholders = seqs.map((_, index) => `$${index + 1}`).join(", ");
   const rows = await tx.query<ClaimedRow>(
     `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, e.body,
             d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
@@ -153,9 +155,9 @@ export async function selectClaimed(
      FROM deliveries dl
      JOIN events e ON e.id = dl.event_id
      JOIN destinations d ON d.id = dl.destination_id
-     WHERE dl.seq IN (${placeholders})
+     WHERE dl.seq IN (${db.integersOfJsonArray("$1")})
      ORDER BY dl.seq`,
-    [...seqs],
+    [JSON.stringify(seqs)],
   );
   return rows.map((row) => toClaimedDelivery(row, lease));
 }
@@ -187,17 +189,28 @@ export interface FinishedAttempt {
   readonly report: AttemptReport;
 }
 
-const resultColumns = [
-  "BIGINT",
-  "TEXT",
-  "TEXT",
-  "BIGINT",
-  "TEXT",
-  "INTEGER",
-  "BIGINT",
-  "INTEGER",
-  "INTEGER",
-  "TEXT",
+/** A round of reports, as `finishRound` passes it. */
+const resultColumns: readonly JsonColumn[] = [
+  ["seq", "BIGINT"],
+  ["lease", "TEXT"],
+  ["status", "TEXT"],
+  ["next_attempt_at", "BIGINT"],
+  ["last_error", "TEXT"],
+  ["attempted", "INTEGER"],
+  ["started_at", "BIGINT"],
+  ["status_code", "INTEGER"],
+  ["duration_ms", "INTEGER"],
+  ["error_class", "TEXT"],
+];
+
+/** The attempts of a round that were made, numbered (SQLite's second statement). */
+const attemptColumns: readonly JsonColumn[] = [
+  ["delivery_seq", "BIGINT"],
+  ["attempt", "INTEGER"],
+  ["started_at", "BIGINT"],
+  ["duration_ms", "INTEGER"],
+  ["status_code", "INTEGER"],
+  ["error_class", "TEXT"],
 ];
 
 /**
@@ -206,8 +219,8 @@ const resultColumns = [
  * one batch (by an expired claim and the current one) is recorded in rounds, so each report
  * meets the row as the previous one left it.
  *
- * A round is one UPDATE of every delivery from a VALUES list and one INSERT of the attempts
- * made. On PostgreSQL the two are one statement (the UPDATE a data-modifying CTE), and a batch
+ * A round is one UPDATE of every delivery from the round, passed as one JSON parameter, and
+ * one INSERT of the attempts made. On PostgreSQL the two are one statement (the UPDATE a data-modifying CTE), and a batch
  * of one round needs no transaction: one round trip. SQLite, which cannot write in a CTE and
  * has no round trips, runs the two statements, in a transaction.
  */
@@ -221,8 +234,8 @@ export async function finishAttempts(
     const recorded: boolean[] = reports.map(() => false);
     for (const round of rounds) {
       const changed = await finishRound(
+        db,
         executor,
-        db.writesInCtes,
         round.map((index) => reports[index] as FinishedAttempt),
         now,
       );
@@ -253,30 +266,29 @@ function splitIntoRounds(reports: readonly FinishedAttempt[]): number[][] {
   return rounds;
 }
 
-/** One round: no delivery appears twice. Returns the seqs whose report was recorded. */
+/**
+ * One round, through `executor` in SQL of `db`'s engine: no delivery appears twice. Returns
+ * the seqs whose report was recorded.
+ */
 async function finishRound(
+  db: Database,
   executor: SqlExecutor,
-  writesInCtes: boolean,
   reports: readonly FinishedAttempt[],
   now: number,
 ): Promise<Set<number>> {
-  const values = reports.flatMap(
-    ({ lease, seq, report: { attempt, result, error } }): SqlValue[] => [
-      seq,
-      lease,
-      result.status,
-      result.status === "pending" ? result.nextAttemptAt.getTime() : null,
-      error,
-      attempt === null ? 0 : 1,
-      attempt?.startedAt.getTime() ?? null,
-      attempt?.statusCode ?? null,
-      attempt === null ? null : Math.round(attempt.durationMs),
-      attempt?.errorClass ?? null,
-    ],
-  );
-  const results = `r (seq, lease, status, next_attempt_at, last_error, attempted, started_at,
-                      status_code, duration_ms, error_class)
-       AS (VALUES ${valuesRows(reports.length, resultColumns.length, 2, resultColumns)})`;
+  const values = reports.map(({ lease, seq, report: { attempt, result, error } }): SqlValue[] => [
+    seq,
+    lease,
+    result.status,
+    result.status === "pending" ? result.nextAttemptAt.getTime() : null,
+    error,
+    attempt === null ? 0 : 1,
+    attempt?.startedAt.getTime() ?? null,
+    attempt?.statusCode ?? null,
+    attempt === null ? null : Math.round(attempt.durationMs),
+    attempt?.errorClass ?? null,
+  ]);
+  const results = `r AS (${db.tableOfJsonRows("$2", resultColumns)})`;
   // An attempt that was made counts, and its time and status become the latest.
   const update = `UPDATE deliveries SET status = r.status, next_attempt_at = r.next_attempt_at,
        lease_owner = NULL, last_error = r.last_error, updated_at = $1,
@@ -287,7 +299,7 @@ async function finishRound(
      WHERE deliveries.seq = r.seq AND deliveries.lease_owner = r.lease AND deliveries.status = 'pending'`;
   const insertAttempts = `INSERT INTO delivery_attempts
        (delivery_seq, attempt, started_at, duration_ms, status_code, error_class)`;
-  if (writesInCtes) {
+  if (db.writesInCtes) {
     const rows = await executor.query<{ seq: number | string }>(
       `WITH ${results},
        u AS (${update}
@@ -297,32 +309,33 @@ async function finishRound(
              SELECT seq, attempts, started_at, duration_ms, status_code, error_class
              FROM u WHERE attempted = 1)
        SELECT seq FROM u`,
-      [now, ...values],
+      [now, JSON.stringify(values)],
     );
     return new Set(rows.map((row) => Number(row.seq)));
   }
   const rows = await executor.query<{ seq: number | string; attempts: number | string }>(
     `WITH ${results} ${update} RETURNING deliveries.seq, deliveries.attempts`,
-    [now, ...values],
+    [now, JSON.stringify(values)],
   );
   const attemptNumbers = new Map(rows.map((row) => [Number(row.seq), Number(row.attempts)]));
   const made = reports.filter(
     ({ seq, report }) => report.attempt !== null && attemptNumbers.has(seq),
   );
   if (made.length > 0) {
+    const attempts = made.map(({ seq, report }): SqlValue[] => {
+      const attempt = report.attempt as AttemptRecord;
+      return [
+        seq,
+        attemptNumbers.get(seq) ?? 0,
+        attempt.startedAt.getTime(),
+        Math.round(attempt.durationMs),
+        attempt.statusCode,
+        attempt.errorClass,
+      ];
+    });
     await executor.execute(
-      `${insertAttempts} VALUES ${valuesRows(made.length, 6)}`,
-      made.flatMap(({ seq, report }): SqlValue[] => {
-        const attempt = report.attempt as AttemptRecord;
-        return [
-          seq,
-          attemptNumbers.get(seq) ?? 0,
-          attempt.startedAt.getTime(),
-          Math.round(attempt.durationMs),
-          attempt.statusCode,
-          attempt.errorClass,
-        ];
-      }),
+      `${insertAttempts} SELECT * FROM (${db.tableOfJsonRows("$1", attemptColumns)})`,
+      [JSON.stringify(attempts)],
     );
   }
   return new Set(attemptNumbers.keys());

@@ -1,7 +1,6 @@
 import type { ClaimedDelivery, NewEvent } from "../../interfaces.ts";
-import type { Database, SqlValue } from "../database.ts";
+import type { Database, JsonColumn, SqlValue } from "../database.ts";
 import { type ClaimedRow, selectClaimed, toClaimedDelivery } from "./deliveries.ts";
-import { valuesRows } from "./rows.ts";
 
 /** Deliveries to write already claimed: the first `limit` of the batch, in publish order. */
 export interface PublishLease {
@@ -19,23 +18,32 @@ export interface PublishedBatch {
   readonly handed: ClaimedDelivery[];
 }
 
-const batchColumns = ["TEXT", "TEXT", "TEXT", "TEXT", "BIGINT", "INTEGER"];
+const batchColumns: readonly JsonColumn[] = [
+  ["id", "TEXT"],
+  ["workspace_id", "TEXT"],
+  ["type", "TEXT"],
+  ["body", "TEXT"],
+  ["created_at", "BIGINT"],
+  ["position", "INTEGER"],
+];
 
-/** The batch's events as a table, in publish order (`position`), from parameter `first`. */
-function batchTable(count: number, first: number): string {
-  return `batch (id, workspace_id, type, body, created_at, position)
-    AS (VALUES ${valuesRows(count, batchColumns.length, first, batchColumns)})`;
+/** The batch's events as a table, in publish order (`position`), in parameter `placeholder`. */
+function batchTable(db: Database, placeholder: string): string {
+  return `batch AS (${db.tableOfJsonRows(placeholder, batchColumns)})`;
 }
 
-function batchValues(events: readonly NewEvent[]): SqlValue[] {
-  return events.flatMap((event, position): SqlValue[] => [
-    event.id,
-    event.workspaceId,
-    event.type,
-    event.body,
-    event.createdAt.getTime(),
-    position,
-  ]);
+/** The batch's events, for `batchTable`: one JSON parameter. */
+function batchValue(events: readonly NewEvent[]): string {
+  return JSON.stringify(
+    events.map((event, position): SqlValue[] => [
+      event.id,
+      event.workspaceId,
+      event.type,
+      event.body,
+      event.createdAt.getTime(),
+      position,
+    ]),
+  );
 }
 
 /**
@@ -44,7 +52,7 @@ function batchValues(events: readonly NewEvent[]): SqlValue[] {
  * when the destination's circuit closes, if it is open), or, for the first \`$2\` of those the
  * lease may take, claimed until \`$3\` under the lease \`$4\`. The lease takes none of a
  * destination in \`$5\` (a JSON array of ids) nor of one whose circuit is open or half-open.
- * Parameters: $1 true, $2–$5 the lease (0, 0, null, [] for none), the batch from $6.
+ * Parameters: $1 true, $2–$5 the lease (0, 0, null, [] for none), the batch $6.
  */
 function insertDeliveries(db: Database): string {
   return `matched AS (
@@ -98,13 +106,13 @@ export async function publishEvents(
     lease?.token ?? null,
     JSON.stringify(lease?.excludedDestinations ?? []),
   ];
-  const batch = batchValues(events);
+  const batch = batchValue(events);
   const token = lease?.token ?? "";
   let rows: (ClaimedRow & { lease_owner: string | null })[];
   let handed: ClaimedDelivery[];
   if (db.writesInCtes) {
     rows = await db.query(
-      `WITH ${batchTable(events.length, 6)},
+      `WITH ${batchTable(db, "$6")},
        ev AS (INSERT INTO events (id, workspace_id, type, body, created_at)
               SELECT id, workspace_id, type, body, created_at FROM batch ORDER BY position
               RETURNING id),
@@ -117,7 +125,7 @@ export async function publishEvents(
        JOIN batch b ON b.id = ins.event_id
        JOIN destinations d ON d.id = ins.destination_id
        ORDER BY ins.seq`,
-      [...leaseValues, ...batch],
+      [...leaseValues, batch],
     );
     handed = rows
       .filter((row) => row.lease_owner !== null)
@@ -125,20 +133,20 @@ export async function publishEvents(
   } else {
     ({ rows, handed } = await db.transaction(async (tx) => {
       await tx.execute(
-        `WITH ${batchTable(events.length, 1)}
+        `WITH ${batchTable(db, "$1")}
          INSERT INTO events (id, workspace_id, type, body, created_at)
          SELECT id, workspace_id, type, body, created_at FROM batch ORDER BY position`,
-        batch,
+        [batch],
       );
       const inserted = await tx.query<ClaimedRow & { lease_owner: string | null }>(
-        `WITH ${batchTable(events.length, 6)}, ${insertDeliveries(db)}`,
-        [...leaseValues, ...batch],
+        `WITH ${batchTable(db, "$6")}, ${insertDeliveries(db)}`,
+        [...leaseValues, batch],
       );
       const leased = inserted
         .filter((row) => row.lease_owner !== null)
         .map((row) => Number(row.seq))
         .sort((a, b) => a - b);
-      return { rows: inserted, handed: await selectClaimed(tx, leased, token) };
+      return { rows: inserted, handed: await selectClaimed(db, tx, leased, token) };
     }));
   }
   const counts = new Map<string, number>();

@@ -2,7 +2,14 @@ import { closeSync, constants, mkdirSync, openSync } from "node:fs";
 import { open, statfs, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
-import type { Database, Row, SqlExecutor, SqlValue, TransactionOptions } from "../database.ts";
+import type {
+  Database,
+  JsonColumn,
+  Row,
+  SqlExecutor,
+  SqlValue,
+  TransactionOptions,
+} from "../database.ts";
 import { StorageState } from "../storage-state.ts";
 import { BackgroundCheckpointer, defaultWalSizeLimit } from "./checkpointer.ts";
 import { asStorageFull } from "./storage-errors.ts";
@@ -351,6 +358,16 @@ export class SqliteDatabase implements Database {
 
   textsOfJsonArray(placeholder: string): string {
     return `SELECT value FROM json_each(${placeholder})`;
+  }
+
+  integersOfJsonArray(placeholder: string): string {
+    return this.textsOfJsonArray(placeholder);
+  }
+
+  // `->>` gives each cell its SQL type from JSON (a number an INTEGER, a string TEXT).
+  tableOfJsonRows(placeholder: string, columns: readonly JsonColumn[]): string {
+    const cells = columns.map(([name], index) => `value ->> ${index} AS ${name}`);
+    return `SELECT ${cells.join(", ")} FROM json_each(${placeholder})`;
   }
 
   announceDeliveriesQueued(): void {
