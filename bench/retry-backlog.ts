@@ -84,7 +84,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     const settings = (argument("--env") ?? "")
       .split(",")
       .filter((pair) => pair.includes("="))
-      .map((pair) => pair.split("=", 2));
+      .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]);
     const figures = await measureRetryBacklog(
       join(dir, "service"),
       ca,

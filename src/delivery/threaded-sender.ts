@@ -30,7 +30,7 @@ interface SenderThread {
 /**
  * How long a thread with nothing to send is kept: the agent's keep-alive (30 s), after which
  * its connections have closed anyway. Ending the thread gives its whole heap back to the
- * system (decision 28); the next request starts another in a few tens of milliseconds.
+ * system (decision 25); the next request starts another in a few tens of milliseconds.
  */
 export const defaultIdleThreadMs = 30_000;
 
