@@ -133,15 +133,53 @@ export const errorCatalog = {
     exit: ExitStatus.notFound,
     message: "No such API endpoint. Check SERVICE_API_URL.",
   },
+  method_not_allowed: {
+    status: 405,
+    exit: ExitStatus.rejected,
+    message: "This endpoint does not take that method; the Allow header lists those it takes.",
+  },
   payload_too_large: {
     status: 413,
     exit: ExitStatus.rejected,
-    message: "The request body is too large.",
+    message:
+      "The request body is larger than this endpoint takes (requestBodyLimit; eventBodyLimit for events).",
   },
   unsupported_media_type: {
     status: 415,
     exit: ExitStatus.rejected,
     message: "Send the request body as application/json.",
+  },
+  data_too_deep: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message:
+      "The event's data.object nests objects and arrays deeper than the server takes (eventDepthLimit).",
+  },
+  // Requests that are not well-formed HTTP, refused before any route.
+  invalid_path: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message: "The request path is not valid: it has a malformed percent-encoding (%XX).",
+  },
+  uri_too_long: {
+    status: 414,
+    exit: ExitStatus.rejected,
+    message: "A segment of the request path is longer than 100 characters; no id is that long.",
+  },
+  headers_too_large: {
+    status: 431,
+    exit: ExitStatus.rejected,
+    message: "The request's URL and headers together are larger than 16 KiB.",
+  },
+  request_timeout: {
+    status: 408,
+    exit: ExitStatus.failure,
+    message: "The request did not arrive in time; the connection is closed. Send it again.",
+  },
+  malformed_request: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message: "The request is not valid HTTP/1.1.",
   },
   // Idempotency (SPEC section 7). `svc` sends --idempotency-key as the Idempotency-Key header.
   idempotency_error: {

@@ -9,7 +9,7 @@ import { AppError } from "../errors.ts";
 import { registerAuthRoutes } from "./auth/routes.ts";
 import { registerAuthorisation } from "./authenticate.ts";
 import type { ApiDependencies } from "./dependencies.ts";
-import { registerErrorHandling } from "./error-handler.ts";
+import { frameworkRefusals, registerErrorHandling } from "./error-handler.ts";
 import { registerEventRoutes } from "./events/routes.ts";
 import { registerIdempotency } from "./idempotency.ts";
 import { registerProbes } from "./probes.ts";
@@ -28,6 +28,8 @@ export function buildApi(
     // Answered below instead, in the error shape of the contract.
     return503OnClosing: false,
     logController: new AccessLog(),
+    bodyLimit: dependencies.limits.requestBodyLimit,
+    ...frameworkRefusals,
   });
   refuseWhileClosing(app);
   keepRawJsonBody(app);

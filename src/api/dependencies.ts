@@ -11,4 +11,15 @@ export interface ApiDependencies {
   readonly clock: Clock;
   /** How long a session lasts from sign-in (`sessionTtl`). */
   readonly sessionTtlMs: number;
+  readonly limits: ApiLimits;
+}
+
+/** What one request may bring (decision 28); each is a setting of the same name. */
+export interface ApiLimits {
+  /** Bytes of a request body, on every route but publishing an event (`requestBodyLimit`). */
+  readonly requestBodyLimit: number;
+  /** Bytes of a publish's body (`eventBodyLimit`). */
+  readonly eventBodyLimit: number;
+  /** Nesting of an event's `data.object`, the object itself at depth 1 (`eventDepthLimit`). */
+  readonly eventDepthLimit: number;
 }

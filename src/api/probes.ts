@@ -1,7 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { AppError } from "../errors.ts";
 import type { Store } from "../interfaces.ts";
-import { registerErrorHandling } from "./error-handler.ts";
+import { frameworkRefusals, registerErrorHandling } from "./error-handler.ts";
 
 /** A database that takes longer than this to answer `SELECT 1` is as good as unreachable. */
 const readinessTimeoutMs = 1000;
@@ -39,7 +39,11 @@ async function databaseAnswers(store: Store): Promise<void> {
 
 /** What a `--role worker` process listens with: the probes and nothing else. */
 export function buildProbeApi(store: Store, logger: FastifyBaseLogger): FastifyInstance {
-  const app = Fastify({ loggerInstance: logger, forceCloseConnections: "idle" });
+  const app = Fastify({
+    loggerInstance: logger,
+    forceCloseConnections: "idle",
+    ...frameworkRefusals,
+  });
   registerErrorHandling(app);
   registerProbes(app, store);
   return app;

@@ -8,7 +8,8 @@ import "./request-context.ts";
  */
 export function keepRawJsonBody(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser("error", "error");
-  app.removeContentTypeParser("application/json");
+  // JSON only: Fastify would take text/plain as a string too; anything else is a 415.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     request.rawBody = body as string;
     // Many clients send Content-Type: application/json on every request, DELETE included:

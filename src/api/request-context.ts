@@ -8,6 +8,8 @@ declare module "fastify" {
     scope?: Scope;
     /** A route that needs a credential but acts on no workspace (who am I, sign out). */
     authenticated?: boolean;
+    /** The setting a route's own `bodyLimit` comes from, named in a 413; else requestBodyLimit. */
+    bodyLimitSetting?: "eventBodyLimit";
   }
   interface FastifyRequest {
     /** The JSON body exactly as received, for idempotency fingerprints. */

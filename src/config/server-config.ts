@@ -4,6 +4,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
 import { AppError } from "../errors.ts";
 import ipaddr from "ipaddr.js";
+import { parseByteSize } from "../lib/byte-size.ts";
 import { parseDuration } from "../lib/duration.ts";
 import { splitList } from "../lib/split-list.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
@@ -28,6 +29,19 @@ const duration = z.string().transform((text, context) => {
     return z.NEVER;
   }
   return ms;
+});
+
+/** A size such as `16KiB`, `1MiB` or `512B` (or bytes alone), in bytes: from 1 KiB to 64 MiB. */
+const byteSize = z.union([z.string(), z.number()]).transform((value, context) => {
+  const bytes = parseByteSize(String(value));
+  if (bytes === null || bytes < 1024 || bytes > 64 * 1024 * 1024) {
+    context.addIssue({
+      code: "custom",
+      message: "must be a size from 1KiB to 64MiB, such as 16KiB or 1MiB",
+    });
+    return z.NEVER;
+  }
+  return bytes;
 });
 
 const schema = z
@@ -98,6 +112,12 @@ const schema = z
     eventRetention: duration,
     /** How long a session from `svc auth login` lasts before signing in again. Default 30d. */
     sessionTtl: duration.refine((ms) => ms > 0, { message: "must be more than 0" }),
+    /** The largest request body of every route but publishing an event. Default 16KiB. */
+    requestBodyLimit: byteSize,
+    /** The largest body of a publish (`POST …/events`). Default 256KiB. */
+    eventBodyLimit: byteSize,
+    /** How deeply an event's `data.object` may nest objects and arrays. Default 32. */
+    eventDepthLimit: z.coerce.number().int().min(1).max(1000),
   })
   .refine((config) => config.deliveryLease > config.deliveryTimeout, {
     path: ["deliveryLease"],
@@ -142,6 +162,9 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     attemptRetention: "30d",
     eventRetention: "30d",
     sessionTtl: "30d",
+    requestBodyLimit: "16KiB",
+    eventBodyLimit: "256KiB",
+    eventDepthLimit: 32,
   };
 }
 
@@ -167,6 +190,9 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   attemptRetention: "SVC_ATTEMPT_RETENTION",
   eventRetention: "SVC_EVENT_RETENTION",
   sessionTtl: "SVC_SESSION_TTL",
+  requestBodyLimit: "SVC_REQUEST_BODY_LIMIT",
+  eventBodyLimit: "SVC_EVENT_BODY_LIMIT",
+  eventDepthLimit: "SVC_EVENT_DEPTH_LIMIT",
 };
 
 function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {

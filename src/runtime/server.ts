@@ -83,6 +83,7 @@ export async function startServer(
               secretBox,
               clock,
               sessionTtlMs: config.sessionTtl,
+              limits: config,
               resolver,
               addressPolicy: new AddressPolicy(config.allowPrivateNetworks),
             },

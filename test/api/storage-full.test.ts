@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { buildApi } from "../../src/api/app.ts";
+import { loadServerConfig } from "../../src/config/server-config.ts";
 import { SecretBox } from "../../src/crypto/secret-box.ts";
 import { hashToken, newApiToken } from "../../src/crypto/tokens.ts";
 import { createLogger } from "../../src/lib/logger.ts";
@@ -47,6 +48,7 @@ async function apiOn(location: string) {
       resolver: { resolve: () => Promise.resolve(["93.184.215.14"]) },
       addressPolicy: new AddressPolicy(),
       sessionTtlMs: 3_600_000,
+      limits: loadServerConfig({ env: {}, flags: {} }),
     },
     createLogger("silent"),
   );

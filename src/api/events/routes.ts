@@ -4,6 +4,8 @@ import { newEventId } from "../../crypto/tokens.ts";
 import { EVENT_TYPES } from "../../interfaces.ts";
 import type { ApiDependencies } from "../dependencies.ts";
 import { parseInput, workspaceParams } from "../webhooks/input.ts";
+import { AppError } from "../../errors.ts";
+import { nestingDepth } from "./nesting.ts";
 import { API_VERSION, serialiseNotification, type NotificationHead } from "./notification.ts";
 
 const publishBody = z.strictObject({
@@ -14,13 +16,25 @@ const publishBody = z.strictObject({
 });
 
 export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDependencies): void {
-  const { store, clock } = dependencies;
+  const { store, clock, limits } = dependencies;
 
-  const write = { config: { scope: "events:write" } } as const;
+  const publish = {
+    config: { scope: "events:write", bodyLimitSetting: "eventBodyLimit" },
+    bodyLimit: limits.eventBodyLimit,
+  } as const;
 
-  app.post("/v1/workspaces/:workspace/events", write, async (request, reply) => {
+  app.post("/v1/workspaces/:workspace/events", publish, async (request, reply) => {
     const { workspace } = parseInput(workspaceParams, request.params);
     const input = parseInput(publishBody, request.body);
+    // Before anything serialises it: JSON.stringify recurses, and a deep enough object
+    // overflows its stack.
+    if (nestingDepth(input.data.object, limits.eventDepthLimit) > limits.eventDepthLimit) {
+      throw new AppError(
+        "data_too_deep",
+        `data.object nests objects and arrays more than ${limits.eventDepthLimit} deep, the most the server takes (eventDepthLimit).`,
+        { param: "data.object" },
+      );
+    }
     const createdAt = clock.now();
     const head: NotificationHead = {
       id: newEventId(createdAt),

@@ -8,15 +8,22 @@ import { asSubscriptions, eventNamesProblem } from "../../event-names.ts";
  * else `invalid_request`, always naming the member.
  */
 
-const events = z.array(z.string()).transform((names, context) => {
-  const problem = eventNamesProblem(names);
-  if (problem !== null) {
-    context.addIssue({ code: "custom", message: problem });
-    return z.NEVER;
-  }
-  // Duplicates are dropped; the order given is kept.
-  return asSubscriptions([...new Set(names)]);
-});
+/** More names than any subscription needs: a longer list is refused before its elements are read. */
+export const MAX_EVENT_NAMES = 32;
+
+const events = z
+  .array(z.unknown())
+  .max(MAX_EVENT_NAMES, { error: `events may list at most ${MAX_EVENT_NAMES} names` })
+  .pipe(z.array(z.string()))
+  .transform((names, context) => {
+    const problem = eventNamesProblem(names);
+    if (problem !== null) {
+      context.addIssue({ code: "custom", message: problem });
+      return z.NEVER;
+    }
+    // Duplicates are dropped; the order given is kept.
+    return asSubscriptions([...new Set(names)]);
+  });
 
 export const createBody = z.strictObject({
   url: z.string({ error: "url is required and must be a string" }),
@@ -29,8 +36,25 @@ export const updateBody = z.strictObject({
   active: z.boolean({ error: "active must be true or false" }).optional(),
 });
 
+/**
+ * A whole number in a query string: decimal digits only (no sign, spaces, hex or exponent),
+ * from `min` to `max`.
+ */
+export function queryInteger(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^[0-9]{1,9}$/, { error: `must be a whole number from ${min} to ${max}, in digits` })
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(min, { error: `must be at least ${min}` })
+        .max(max, { error: `must be at most ${max}` }),
+    );
+}
+
 export const listQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: queryInteger(1, 100).default(20),
   cursor: z.string().min(1).optional(),
 });
 
@@ -57,7 +81,8 @@ export function parseInput<T extends z.ZodType>(schema: T, value: unknown): z.ou
   }
   const member = issue.path[0];
   const code = member === "url" || member === "events" ? codeFor[member] : "invalid_request";
-  const message =
-    code === "invalid_events" && issue.code !== "custom" ? undefined : `${param}: ${issue.message}`;
+  // A wrong type or name among the events has the catalog's message, which lists the names.
+  const generic = code === "invalid_events" && issue.code !== "custom" && issue.code !== "too_big";
+  const message = generic ? undefined : `${param}: ${issue.message}`;
   throw new AppError(code, message, { param });
 }
