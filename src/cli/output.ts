@@ -1,8 +1,10 @@
 import type { AppError } from "../errors.ts";
+import { ApiError } from "./client/api-error.ts";
 import type { CliIo } from "./io.ts";
 import type { OutputMode } from "./output-mode.ts";
 import { styleFor, type Style } from "./render/colour.ts";
 import { renderKeyValue } from "./render/key-value.ts";
+import { printable } from "./render/printable.ts";
 import { writePaged } from "./render/pager.ts";
 import { renderTable } from "./render/table.ts";
 import { bareValue, displayValue, isRecord } from "./render/values.ts";
@@ -24,6 +26,14 @@ export interface CommandResult {
   readonly notes?: readonly string[];
 }
 
+/**
+ * JSON text whose strings escape, beside what JSON escapes, every character `printable` does
+ * (C1 and bidirectional controls…): the same value to any parser, and harmless on a terminal.
+ */
+function jsonText(value: unknown, pretty: boolean): string {
+  return printable(JSON.stringify(value, null, pretty ? 2 : undefined), { lineBreaks: true });
+}
+
 function withNewline(text: string): string {
   return text.endsWith("\n") ? text : `${text}\n`;
 }
@@ -41,7 +51,9 @@ function selectMembers(value: unknown, fields: readonly string[]): unknown {
 }
 
 function renderHuman(result: CommandResult, fields: readonly string[] | null, style: Style) {
-  if (fields === null && result.human !== undefined) return result.human;
+  if (fields === null && result.human !== undefined) {
+    return result.human === null ? null : printable(result.human, { lineBreaks: true });
+  }
   const data = fields === null ? result.data : selectMembers(result.data, fields);
   if (Array.isArray(data)) {
     const records = data.filter(isRecord);
@@ -52,23 +64,32 @@ function renderHuman(result: CommandResult, fields: readonly string[] | null, st
   return isRecord(data) ? renderKeyValue(data) : displayValue(data);
 }
 
-/** The text a result prints on stdout in this mode; null when it prints nothing. */
-export function renderResult(mode: OutputMode, result: CommandResult, style: Style): string | null {
+/**
+ * The text a result prints on stdout in this mode; null when it prints nothing. `terminal`:
+ * stdout is a terminal, where even `--field` prints its value printable.
+ */
+export function renderResult(
+  mode: OutputMode,
+  result: CommandResult,
+  style: Style,
+  terminal = false,
+): string | null {
   switch (mode.kind) {
     case "raw":
       if (result.raw === undefined)
         throw new Error("--raw was accepted by a command without a body");
       return withNewline(result.raw);
     case "field": {
-      const value = (record: unknown): string =>
+      const bare = (record: unknown): string =>
         bareValue(isRecord(record) ? (record[mode.name] ?? null) : null);
+      const value = terminal ? (record: unknown) => printable(bare(record)) : bare;
       if (!Array.isArray(result.data)) return withNewline(value(result.data));
       // One line per item: an empty list prints nothing, not an empty line.
       return result.data.length === 0 ? null : withNewline(result.data.map(value).join("\n"));
     }
     case "json": {
       const data = mode.fields === null ? result.data : selectMembers(result.data, mode.fields);
-      return withNewline(JSON.stringify({ ok: true, data }, null, mode.pretty ? 2 : undefined));
+      return withNewline(jsonText({ ok: true, data }, mode.pretty));
     }
     case "yaml":
       return withNewline(
@@ -93,7 +114,12 @@ export async function printResult(
   settings: PrintSettings,
   result: CommandResult,
 ): Promise<void> {
-  const text = renderResult(settings.mode, result, styleFor(io.stdout, io.env));
+  const text = renderResult(
+    settings.mode,
+    result,
+    styleFor(io.stdout, io.env),
+    io.stdout.isTTY === true,
+  );
   if (text !== null) {
     const forPeople = settings.mode.kind === "table" || settings.mode.kind === "yaml";
     await writePaged(io, text, forPeople && settings.pager);
@@ -102,7 +128,7 @@ export async function printResult(
 }
 
 export function printNotes(io: CliIo, notes: readonly string[]): void {
-  for (const note of notes) writeLine(io.stderr, note);
+  for (const note of notes) writeLine(io.stderr, printable(note, { lineBreaks: true }));
 }
 
 export interface ErrorOutput {
@@ -110,18 +136,22 @@ export interface ErrorOutput {
   readonly pretty?: boolean;
 }
 
-/** One line on stderr for a person; the envelope on stdout for a program. */
+/**
+ * One line on stderr for a person, printable: a message of the API's own is kept to its line,
+ * one of `svc`'s own may have several (a configuration's problems). The envelope on stdout
+ * for a program.
+ */
 export function printError(io: CliIo, options: ErrorOutput, error: AppError): void {
   if (options.json) {
     const envelope = {
       ok: false,
       error: { code: error.code, message: error.message, status: error.status },
     };
-    writeLine(io.stdout, JSON.stringify(envelope, null, options.pretty === true ? 2 : undefined));
+    writeLine(io.stdout, jsonText(envelope, options.pretty === true));
   } else {
     writeLine(
       io.stderr,
-      `${styleFor(io.stderr, io.env).red("error:")} ${error.message} (${error.code})`,
+      `${styleFor(io.stderr, io.env).red("error:")} ${printable(error.message, { lineBreaks: !(error instanceof ApiError) })} (${error.code})`,
     );
   }
 }

@@ -1,3 +1,4 @@
+import { printable } from "./printable.ts";
 import { displayValue, isRecord } from "./values.ts";
 
 /**
@@ -6,13 +7,14 @@ import { displayValue, isRecord } from "./values.ts";
  */
 export function renderKeyValue(record: Readonly<Record<string, unknown>>, indent = ""): string {
   const keys = Object.keys(record);
-  const width = Math.max(0, ...keys.map((key) => key.length + 1));
+  const width = Math.max(0, ...keys.map((key) => printable(key).length + 1));
   return keys
     .map((key) => {
       const value = record[key];
-      const label = `${indent}${`${key}:`.padEnd(width)}`;
+      const name = printable(key);
+      const label = `${indent}${`${name}:`.padEnd(width)}`;
       if (value === null) return `${label} none`;
-      if (isRecord(value)) return `${indent}${key}:\n${renderKeyValue(value, `${indent}  `)}`;
+      if (isRecord(value)) return `${indent}${name}:\n${renderKeyValue(value, `${indent}  `)}`;
       return `${label} ${displayValue(value)}`;
     })
     .join("\n");

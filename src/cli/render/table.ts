@@ -1,4 +1,5 @@
 import type { Style } from "./colour.ts";
+import { printable } from "./printable.ts";
 import { displayValue } from "./values.ts";
 
 /** Columns padded to their widest cell, two spaces apart; headers are the member names. */
@@ -8,7 +9,7 @@ export function renderTable(
   style: Style,
 ): string {
   const rows = records.map((record) => columns.map((column) => displayValue(record[column])));
-  const headers = columns.map((column) => column.toUpperCase());
+  const headers = columns.map((column) => printable(column.toUpperCase()));
   const widths = headers.map((header, index) =>
     Math.max(header.length, ...rows.map((row) => (row[index] ?? "").length)),
   );

@@ -1,11 +1,13 @@
-/** One value as a person reads it in a table cell or after `key:`. */
+import { printable } from "./printable.ts";
+
+/** One value as a person reads it in a table cell or after `key:`: printable. */
 export function displayValue(value: unknown): string {
   if (value === null || value === undefined) return "-";
-  if (typeof value === "string") return value;
+  if (typeof value === "string") return printable(value);
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   // Lists are written as the --events flag takes them: comma-separated.
   if (Array.isArray(value)) return value.map(displayValue).join(",");
-  return JSON.stringify(value);
+  return printable(JSON.stringify(value));
 }
 
 /**

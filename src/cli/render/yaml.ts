@@ -1,3 +1,4 @@
+import { printable } from "./printable.ts";
 import { isRecord } from "./values.ts";
 
 /**
@@ -14,7 +15,10 @@ const reservedWords = /^(true|false|yes|no|on|off|y|n|null)$/i;
 
 function scalar(value: unknown): string {
   if (typeof value === "string") {
-    return plainString.test(value) && !reservedWords.test(value) ? value : JSON.stringify(value);
+    // JSON's escapes are YAML's; `printable` adds \uXXXX for what JSON leaves as it is.
+    return plainString.test(value) && !reservedWords.test(value)
+      ? value
+      : printable(JSON.stringify(value));
   }
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   return "null";
