@@ -296,6 +296,12 @@ export const errorCatalog = {
     message:
       "The encryption key file (encryption.key) must be a regular file (not a symlink) of this user's that no one else may read or write: chmod 600 it.",
   },
+  insecure_database_file: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      "The SQLite database's files must not be readable or writable by others: chmod o-rwx them.",
+  },
 } as const satisfies Record<string, ErrorDefinition>;
 
 export type ErrorCode = keyof typeof errorCatalog;

@@ -1,15 +1,16 @@
 import type { Stats } from "node:fs";
-import { lstat, mkdir, readlink } from "node:fs/promises";
+import { lstat, mkdir, readlink, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { AppError } from "../errors.ts";
 import { accessProblem, ownerProblem } from "../lib/file-permissions.ts";
-import type { ServerConfig } from "./server-config.ts";
+import { isPostgresUrl } from "../store/open-store.ts";
+import { databaseLocation, type ServerConfig } from "./server-config.ts";
 
 /**
  * Checks what this process keeps on the machine before it opens any of it (decision 27): the
  * data directory, when it is used (for SQLite's default database, or for the generated
- * encryption key when the process needs a key and none is configured). An operator command on
- * PostgreSQL does not use it, and touches nothing.
+ * encryption key when the process needs a key and none is configured), and a SQLite
+ * database's files. An operator command on PostgreSQL uses neither, and touches nothing.
  */
 export async function checkLocalFiles(
   config: ServerConfig,
@@ -17,6 +18,8 @@ export async function checkLocalFiles(
 ): Promise<void> {
   const keyInDataDir = needs.encryptionKey && config.encryptionKey === undefined;
   if (config.database === undefined || keyInDataDir) await openDataDir(config.dataDir);
+  const location = databaseLocation(config);
+  if (!isPostgresUrl(location)) await checkDatabaseFiles(location);
 }
 
 /**
@@ -74,4 +77,25 @@ async function kindProblem(path: string, stats: Stats): Promise<string | null> {
   }
   if (stats.isDirectory()) return null;
   return "is not a directory: set SVC_DATA_DIR (or --data-dir) to a directory.";
+}
+
+/**
+ * SQLite's files: the database and its WAL and shared memory, which SQLite creates with the
+ * database file's mode (0600 when svc made it). Its group may have access (a backup group, say),
+ * others may not. Followed through a symlink, as SQLite follows it.
+ */
+async function checkDatabaseFiles(location: string): Promise<void> {
+  for (const path of [location, `${location}-wal`, `${location}-shm`]) {
+    let stats: Stats;
+    try {
+      stats = await stat(path);
+    } catch {
+      // Missing (SQLite creates it) or unreadable: then opening it reports that, as it did.
+      continue;
+    }
+    const problem = accessProblem(path, stats, 0o007, "o-rwx");
+    if (problem !== null) {
+      throw new AppError("insecure_database_file", `The database file ${path} ${problem}`);
+    }
+  }
 }

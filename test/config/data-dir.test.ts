@@ -89,6 +89,32 @@ describe("the local files a process checks before opening them", () => {
   });
   after(() => dir.cleanup());
 
+  it("refuse a SQLite database file, or its -wal or -shm, that others may read", async () => {
+    const dataDir = join(dir.path, "sqlite");
+    await mkdir(dataDir, { mode: 0o700 });
+    for (const name of ["svc.db", "svc.db-wal", "svc.db-shm"]) {
+      const path = join(dataDir, name);
+      await writeFile(path, "", { mode: 0o604 });
+      await chmod(path, 0o604);
+      await assert.rejects(
+        checkLocalFiles(configFor({ SVC_DATA_DIR: dataDir }), { encryptionKey: false }),
+        {
+          code: "insecure_database_file",
+          message: `The database file ${path} is readable by others (mode 0604). Run: chmod o-rwx ${path}`,
+        },
+      );
+      await chmod(path, 0o600);
+    }
+  });
+
+  it("let the database's group read it (a backup group, say)", async () => {
+    const dataDir = join(dir.path, "grouped");
+    await mkdir(dataDir, { mode: 0o750 });
+    await writeFile(join(dataDir, "svc.db"), "");
+    await chmod(join(dataDir, "svc.db"), 0o640);
+    await checkLocalFiles(configFor({ SVC_DATA_DIR: dataDir }), { encryptionKey: false });
+  });
+
   it("include the data directory on PostgreSQL when the server generates its key there", async () => {
     const dataDir = join(dir.path, "pg-key");
     await mkdir(dataDir);
