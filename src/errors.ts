@@ -26,7 +26,7 @@ export type ExitStatus = (typeof ExitStatus)[keyof typeof ExitStatus];
 
 export const exitStatusMeanings: Record<ExitStatus, string> = {
   0: "success",
-  1: "unexpected failure (a bug, or the server answered 5xx); operator command refused",
+  1: "unexpected failure (a bug, or the server answered 5xx); operator command refused; data directory or key file refused",
   2: "usage error: the command line or its input was wrong, and nothing was sent",
   3: "the API rejected the request as invalid (HTTP 400, 409)",
   4: "missing or bad credentials, no access to the workspace or scope, or too many failed sign-ins (HTTP 401, 403, 429)",
@@ -320,6 +320,25 @@ export const errorCatalog = {
     status: null,
     exit: ExitStatus.failure,
     message: "The database could not be opened or migrated.",
+  },
+  // The files the server and the operator commands keep (decision 27).
+  insecure_data_dir: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      "The data directory must be a directory (not a symlink) of this user's that no one else may write to: chmod 700 it.",
+  },
+  insecure_key_file: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      "The encryption key file (encryption.key) must be a regular file (not a symlink) of this user's that no one else may read or write: chmod 600 it.",
+  },
+  insecure_database_file: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      "The SQLite database's files must not be readable or writable by others: chmod o-rwx them.",
   },
 } as const satisfies Record<string, ErrorDefinition>;
 

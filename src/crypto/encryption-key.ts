@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { AppError } from "../errors.ts";
 import { ExclusiveFile } from "../lib/exclusive-file.ts";
+import { accessProblem, ownerProblem } from "../lib/file-permissions.ts";
 
 export const ENCRYPTION_KEY_FILE = "encryption.key";
 
@@ -19,31 +21,71 @@ function decodeKey(encoded: string, source: string): Buffer {
 
 /**
  * The key that encrypts signing secrets at rest: from the configuration when given, otherwise
- * from `encryption.key` in the data directory, generated there (mode 0600) on first start.
- * Several processes sharing one database must share the key: give it in SVC_ENCRYPTION_KEY.
+ * from `encryption.key` in the data directory (already checked by `openDataDir`), generated
+ * there (mode 0600) on first start. Several processes sharing one database must share the key:
+ * give it in SVC_ENCRYPTION_KEY.
  */
 export async function loadEncryptionKey(
   configured: string | undefined,
   dataDir: string,
 ): Promise<Buffer> {
   if (configured !== undefined) return decodeKey(configured, "SVC_ENCRYPTION_KEY");
-  const path = join(dataDir, ENCRYPTION_KEY_FILE);
-  try {
-    return decodeKey(await readFile(path, "utf8"), path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-  }
+  return keyFromDataDir(join(dataDir, ENCRYPTION_KEY_FILE));
+}
+
+async function keyFromDataDir(path: string): Promise<Buffer> {
+  const existing = await readKeyFile(path);
+  if (existing !== null) return existing;
   const key = randomBytes(32);
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   try {
     const file = await ExclusiveFile.create(path);
     await file.write(`${key.toString("base64")}\n`);
     return key;
   } catch (error) {
-    // Another process created it first: use theirs.
-    if (error instanceof AppError && error.code === "output_exists") {
-      return decodeKey(await readFile(path, "utf8"), path);
-    }
+    // Another process created it first: use theirs, under the same rules.
+    if (error instanceof AppError && error.code === "output_exists") return keyFromDataDir(path);
     throw error;
   }
+}
+
+/**
+ * The key in the file, or null when there is none. What is checked is what is read: the file
+ * is opened without following a symlink, and its owner, type and mode are those of the open
+ * handle (fstat), which is then read; renaming another file into place meanwhile changes nothing.
+ */
+async function readKeyFile(path: string): Promise<Buffer | null> {
+  let handle: FileHandle;
+  try {
+    // O_NONBLOCK: opening a FIFO put there would otherwise wait for a writer; fstat refuses it.
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return null;
+    throw insecureKeyFile(
+      path,
+      code === "ELOOP"
+        ? "is a symlink, which svc does not follow: put the key file itself there (mode 0600), or set SVC_ENCRYPTION_KEY."
+        : `cannot be opened (${code ?? String(error)}): it must be a file of this user's (mode 0600), or set SVC_ENCRYPTION_KEY.`,
+      error,
+    );
+  }
+  try {
+    const problem = keyFileProblem(path, await handle.stat());
+    if (problem !== null) throw insecureKeyFile(path, problem);
+    return decodeKey(await handle.readFile("utf8"), path);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A regular file of this user's that no one else may read or write (0600, or 0400). */
+function keyFileProblem(path: string, stats: Stats): string | null {
+  if (!stats.isFile()) {
+    return "is not a regular file: put the key file there (mode 0600), or set SVC_ENCRYPTION_KEY.";
+  }
+  return ownerProblem(path, stats) ?? accessProblem(path, stats, 0o077, "600");
+}
+
+function insecureKeyFile(path: string, problem: string, cause?: unknown): AppError {
+  return new AppError("insecure_key_file", `The encryption key file ${path} ${problem}`, { cause });
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { buildApi } from "../api/app.ts";
 import { buildProbeApi } from "../api/probes.ts";
+import { checkLocalFiles } from "../config/data-dir.ts";
 import { databaseLocation, type ServerConfig } from "../config/server-config.ts";
 import { loadEncryptionKey } from "../crypto/encryption-key.ts";
 import { SecretBox } from "../crypto/secret-box.ts";
@@ -43,6 +44,7 @@ export async function startServer(
   seams: ServerSeams,
 ): Promise<RunningServer> {
   const { logger, clock } = seams;
+  await checkLocalFiles(config, { encryptionKey: true });
   const location = databaseLocation(config);
   const postgres = isPostgresUrl(location);
   const store: Store = await openStore(location, clock, {

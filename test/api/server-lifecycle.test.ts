@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { stat } from "node:fs/promises";
+import { chmod, mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { apiClient, type DestinationJson } from "../support/api.ts";
 import { initialise, startTestServer, type TestServer, type Workspace } from "../support/server.ts";
+import { testDatabaseEnv } from "../support/database.ts";
 import { runSvc } from "../support/svc.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -69,6 +70,19 @@ describe("the server process", () => {
     } finally {
       blocker.close();
     }
+  });
+
+  it("refuses to start on a data directory that others may write to, and exits 1", async () => {
+    const unsafe = join(dir.path, "unsafe");
+    await mkdir(unsafe);
+    await chmod(unsafe, 0o777);
+    // On PostgreSQL too: the data directory holds the server's generated encryption key.
+    const run = await runSvc(["server", "--port", "0"], {
+      env: { SVC_DATA_DIR: unsafe, ...(await testDatabaseEnv(unsafe)) },
+    });
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /is writable by its group and others \(mode 0777\)\. Run: chmod 700 /);
+    assert.match(run.stderr, /\(insecure_data_dir\)/);
   });
 
   it("generates the encryption key file with mode 0600 on first start", async () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { stat, readFile, writeFile, symlink, chmod, readdir } from "node:fs/promises";
+import { stat, readFile, writeFile, symlink, chmod, mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { runSvc } from "../support/svc.ts";
@@ -139,7 +139,6 @@ describe("svc admin", () => {
 
   it("keys create fails cleanly when the directory is not writable", async () => {
     const locked = join(dir.path, "locked");
-    const { mkdir } = await import("node:fs/promises");
     await mkdir(locked);
     await chmod(locked, 0o500);
     try {
@@ -184,6 +183,27 @@ describe("svc admin", () => {
       assert.match(missing.stderr, /output_not_writable/);
     } finally {
       await chmod(locked, 0o700);
+    }
+  });
+
+  it("refuses a data directory that others may write to, creates nothing, and exits 1", async () => {
+    const other = await tempDir();
+    try {
+      const dataDir = join(other.path, "data");
+      await mkdir(dataDir);
+      await chmod(dataDir, 0o777);
+      // SQLite whichever backend this run tests: only its database is in the data directory.
+      const run = await runSvc(["admin", "workspaces", "create", "--name", "w"], {
+        env: { SVC_DATA_DIR: dataDir },
+      });
+      assert.equal(run.code, 1);
+      assert.equal(
+        run.stderr,
+        `error: The data directory ${dataDir} is writable by its group and others (mode 0777). Run: chmod 700 ${dataDir} (insecure_data_dir)\n`,
+      );
+      assert.deepEqual(await readdir(dataDir), []);
+    } finally {
+      await other.cleanup();
     }
   });
 

@@ -21,6 +21,24 @@ describe("SqliteDatabase", () => {
     await dir.cleanup();
   });
 
+  it("creates a new database 0600, and SQLite gives its -wal and -shm that mode, whatever the umask", async () => {
+    const path = join(dir.path, "umask.db");
+    const umask = process.umask(0);
+    try {
+      const created = new SqliteDatabase(path);
+      try {
+        await created.executeScript("CREATE TABLE t (x INTEGER)");
+        for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+          assert.equal((await stat(file)).mode & 0o777, 0o600, file);
+        }
+      } finally {
+        await created.close();
+      }
+    } finally {
+      process.umask(umask);
+    }
+  });
+
   it("binds $n placeholders by number, in any order, and booleans as 0/1", async () => {
     await db.execute("INSERT INTO items (flag, name) VALUES ($2, $1)", ["a", true]);
     const rows = await db.query("SELECT name, flag FROM items WHERE name = $1", ["a"]);

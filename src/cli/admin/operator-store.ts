@@ -1,3 +1,4 @@
+import { checkLocalFiles } from "../../config/data-dir.ts";
 import { databaseLocation } from "../../config/server-config.ts";
 import { systemClock, type Store } from "../../interfaces.ts";
 import { openStore } from "../../store/open-store.ts";
@@ -5,14 +6,17 @@ import { configFrom, type DatabaseFlags } from "../database-options.ts";
 
 /**
  * Operator commands act on the database directly: the operator owns it, so no API key is
- * needed. The store is closed when `work` ends, whatever happens.
+ * needed. They never read the encryption key, so on PostgreSQL they leave the data directory
+ * alone. The store is closed when `work` ends, whatever happens.
  */
 export async function withOperatorStore<T>(
   flags: DatabaseFlags,
   env: NodeJS.ProcessEnv,
   work: (store: Store) => Promise<T>,
 ): Promise<T> {
-  const store = await openStore(databaseLocation(configFrom(flags, env)), systemClock);
+  const config = configFrom(flags, env);
+  await checkLocalFiles(config, { encryptionKey: false });
+  const store = await openStore(databaseLocation(config), systemClock);
   try {
     return await work(store);
   } finally {

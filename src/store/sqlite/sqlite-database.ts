@@ -83,12 +83,13 @@ export class SqliteDatabase implements Database {
   readonly #storage = new StorageState();
 
   constructor(path: string, options: SqliteOptions = {}) {
-    // The data directory holds the database and the encryption key: its owner's alone.
+    // A database's directory, when new, is its owner's alone (the data directory has been
+    // made and checked before, by `openDataDir`).
     if (path !== ":memory:") {
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-      // Created here, 0600, when new: SQLite would create it (and its -wal and -shm files,
-      // which take the database file's mode) with the umask's. An existing file keeps the
-      // mode its operator gave it.
+      // Created here, 0600, when new: SQLite would create it 0644 less the umask, and its -wal
+      // and -shm files take the database file's mode. An existing file keeps its mode; the
+      // server and the operator commands refuse one open to others (decision 27).
       closeSync(openSync(path, constants.O_CREAT | constants.O_WRONLY, 0o600));
     }
     this.#db = new DatabaseSync(path);
