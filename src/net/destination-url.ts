@@ -29,7 +29,7 @@ export async function checkDestinationUrl(
     const verdict = dependencies.addressPolicy.check(address);
     if (!verdict.allowed) {
       // What a name resolves to is not told: the API must not map the server's network.
-      const why = literal ? `: ${verdict.reason}` : " (it resolves to a non-public address)";
+      const why = literal ? `: it ${verdict.reason}` : " (it resolves to a non-public address)";
       throw new AppError(
         "url_not_public",
         `The destination host ${url.hostname} is not on the public internet${why}.`,

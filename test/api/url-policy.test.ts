@@ -53,6 +53,30 @@ const rejected: readonly [url: string, code: string][] = [
   ["https://[::]/", "url_not_public"],
   ["https://[ff02::1]/", "url_not_public"],
   ["https://[2001:db8::1]/", "url_not_public"],
+  // IPv4-compatible (::/96) whatever it carries, and IPv6 outside 2000::/3.
+  ["https://[::127.0.0.1]/", "url_not_public"],
+  ["https://[::7f00:1]/", "url_not_public"],
+  ["https://[::10.0.0.1]/", "url_not_public"],
+  ["https://[::a9fe:a9fe]/", "url_not_public"],
+  ["https://[::8.8.8.8]/", "url_not_public"],
+  ["https://[::2]/", "url_not_public"],
+  ["https://[1::1]/", "url_not_public"],
+  ["https://[4000::1]/", "url_not_public"],
+  ["https://[e000::1]/", "url_not_public"],
+  ["https://[::ffff:0:808:808]/", "url_not_public"],
+  ["https://compatible.example.test/", "url_not_public"],
+  // Special-purpose blocks inside 2000::/3, and IPv4 ones ipaddr.js called unicast.
+  ["https://[2002:808:808::1]/", "url_not_public"],
+  ["https://[2001:0:4136:e378::1]/", "url_not_public"],
+  ["https://[2001:2::1]/", "url_not_public"],
+  ["https://[2001:20::1]/", "url_not_public"],
+  ["https://[3fff::1]/", "url_not_public"],
+  ["https://[5f00::1]/", "url_not_public"],
+  ["https://[64:ff9b:1::808:808]/", "url_not_public"],
+  ["https://192.0.0.9/", "url_not_public"],
+  ["https://192.31.196.1/", "url_not_public"],
+  ["https://192.88.99.1/", "url_not_public"],
+  ["https://198.18.0.1/", "url_not_public"],
   ["https://private.example.test/", "url_not_public"],
   ["https://loopback.example.test/", "url_not_public"],
   ["https://metadata.example.test/", "url_not_public"],
@@ -110,6 +134,14 @@ describe("destination URL network policy", () => {
   it("nothing rejected was registered", async () => {
     const listed = await api.get<{ data: DestinationJson[] }>(`${base}?limit=100`);
     assert.equal(listed.body.data.length, accepted.length);
+  });
+
+  it("says once why an address literal is refused, in the registry's words", async () => {
+    const response = await api.post<ErrorJson>(base, { url: "https://169.254.169.254/" });
+    assert.equal(
+      response.body.error.message,
+      "The destination host 169.254.169.254 is not on the public internet: it is in the link-local block 169.254.0.0/16 (RFC 3927).",
+    );
   });
 });
 
