@@ -60,7 +60,7 @@ export const errorCatalog = {
     status: 400,
     exit: ExitStatus.rejected,
     message:
-      "The destination URL must be an https:// URL of at most 2048 characters, without a user name or password.",
+      "The destination URL must be an https:// URL of at most 2048 characters, with no user name or password and no control, whitespace or bidirectional characters.",
   },
   url_not_public: {
     status: 400,

@@ -1,6 +1,7 @@
 import { AppError } from "../errors.ts";
 import type { Resolver } from "../interfaces.ts";
 import { isIpLiteral, type AddressPolicy } from "./address-policy.ts";
+import { firstForbiddenCharacter } from "./url-characters.ts";
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -9,17 +10,23 @@ export interface UrlCheckDependencies {
   readonly addressPolicy: AddressPolicy;
 }
 
+export interface CheckedUrl {
+  /** The parser's canonical form (`url.href`): what is stored and shown. */
+  readonly url: URL;
+  /** Every address of the host, each allowed: the ones a delivery may connect to. */
+  readonly addresses: string[];
+}
+
 /**
- * Checks a destination URL against the network policy: https, at most 2048 characters, no
- * user name or password, and a host whose every address is public (or allowlisted). An IP
+ * Checks a destination URL against the network policy: the URL rules of
+ * `parseDestinationUrl`, and a host whose every address is public (or allowlisted). An IP
  * literal in any notation (127.1, 0x7f.1, 2130706433, [::ffff:7f00:1]…) arrives here already
  * normalised by the WHATWG URL parser, so it is classified, never resolved.
- * Returns the addresses that were checked.
  */
 export async function checkDestinationUrl(
   raw: string,
   dependencies: UrlCheckDependencies,
-): Promise<string[]> {
+): Promise<CheckedUrl> {
   const url = parseDestinationUrl(raw);
   const literal = isIpLiteral(url.hostname);
   const addresses = literal
@@ -37,15 +44,25 @@ export async function checkDestinationUrl(
       );
     }
   }
-  return addresses;
+  return { url, addresses };
 }
 
-/** The syntactic rules alone, without resolving the host. */
+/**
+ * The syntactic rules alone, without resolving the host: at most 2048 characters as sent and
+ * once canonical, none of the characters of `url-characters.ts` anywhere, https, no user name
+ * or password. Returns the parsed URL, whose `href` is the canonical form.
+ */
 export function parseDestinationUrl(raw: string): URL {
   const invalid = (why: string): AppError =>
     new AppError("invalid_url", `The destination URL ${why}.`, { param: "url" });
   if (raw.length > MAX_URL_LENGTH) {
     throw invalid(`is ${raw.length} characters long; at most ${MAX_URL_LENGTH} are allowed`);
+  }
+  // Before the parser, which would drop or trim some of them without a word.
+  const character = firstForbiddenCharacter(raw);
+  if (character !== null) {
+    const { codePoint, kind, position } = character;
+    throw invalid(`contains ${codePoint}, ${kind}, at position ${position}`);
   }
   let url: URL;
   try {
@@ -56,6 +73,12 @@ export function parseDestinationUrl(raw: string): URL {
   if (url.protocol !== "https:") throw invalid(`must use https://, not ${url.protocol}//`);
   if (url.username !== "" || url.password !== "") {
     throw invalid("must not contain a user name or password");
+  }
+  // The canonical form is what is stored and shown, so it keeps the limit too.
+  if (url.href.length > MAX_URL_LENGTH) {
+    throw invalid(
+      `is ${url.href.length} characters long once normalised (characters outside ASCII are percent-encoded); at most ${MAX_URL_LENGTH} are allowed`,
+    );
   }
   return url;
 }

@@ -2,7 +2,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Resolver } from "../../src/interfaces.ts";
 import { AddressPolicy } from "../../src/net/address-policy.ts";
-import { checkDestinationUrl } from "../../src/net/destination-url.ts";
+import {
+  checkDestinationUrl,
+  parseDestinationUrl,
+  type CheckedUrl,
+} from "../../src/net/destination-url.ts";
 import { tableResolver } from "../../src/net/resolver.ts";
 
 const noSystemDns: Resolver = {
@@ -21,11 +25,11 @@ const resolver = tableResolver(
 
 describe("checkDestinationUrl", () => {
   const policy = new AddressPolicy();
-  const check = (url: string): Promise<string[]> =>
+  const check = (url: string): Promise<CheckedUrl> =>
     checkDestinationUrl(url, { resolver, addressPolicy: policy });
 
   it("returns every checked address of a public name", async () => {
-    assert.deepEqual(await check("https://hooks.example.test/x"), [
+    assert.deepEqual((await check("https://hooks.example.test/x")).addresses, [
       "93.184.215.14",
       "2606:2800:21f:cb07:6820:80da:af6b:8b2c",
     ]);
@@ -57,7 +61,7 @@ describe("checkDestinationUrl", () => {
   });
 
   it("classifies IP literals without resolving them, saying once why one is refused", async () => {
-    assert.deepEqual(await check("https://8.8.8.8/"), ["8.8.8.8"]);
+    assert.deepEqual((await check("https://8.8.8.8/")).addresses, ["8.8.8.8"]);
     await assert.rejects(check("https://[::127.0.0.1]/"), {
       code: "url_not_public",
       message:
@@ -66,6 +70,69 @@ describe("checkDestinationUrl", () => {
     await assert.rejects(check("https://0x7f.1/"), {
       message:
         "The destination host 127.0.0.1 is not on the public internet: it is in the loopback block 127.0.0.0/8 (RFC 1122).",
+    });
+  });
+
+  it("returns the canonical form of the URL", async () => {
+    const checked = await check("https://HOOKS.example.test:443/a/../b?q=é#top");
+    assert.equal(checked.url.href, "https://hooks.example.test/b?q=%C3%A9#top");
+  });
+});
+
+describe("parseDestinationUrl", () => {
+  it("refuses control characters, whitespace, bidirectional controls and lone surrogates anywhere, by code point", () => {
+    const cases: [url: string, codePoint: string, kind: string, position: number][] = [
+      ["https://8.8.8.8/ok\u001b]0;TITLE\u0007", "U+001B", "a control character", 19],
+      ["\u0000https://8.8.8.8/", "U+0000", "a control character", 1],
+      ["https://8.8.8.8/a\tb", "U+0009", "a control character", 18],
+      ["https://8.8.8.8/\r\nSet-Cookie: x", "U+000D", "a control character", 17],
+      ["https://8.8.8.8/\u007f", "U+007F", "a control character", 17],
+      ["https://8.8.8.8/\u009b", "U+009B", "a control character", 17],
+      ["https://8.8.8.8/a b", "U+0020", "a whitespace character", 18],
+      ["https://8.8.8.8/\u00a0", "U+00A0", "a whitespace character", 17],
+      ["https://8.8.8.8/\u2028", "U+2028", "a whitespace character", 17],
+      ["https://8.8.8.8/\u2029", "U+2029", "a whitespace character", 17],
+      ["https://8.8.8.8/\u3000", "U+3000", "a whitespace character", 17],
+      ["https://exa\u1680mple.test/", "U+1680", "a whitespace character", 12],
+      ["https://8.8.8.8/\u202egpj.exe", "U+202E", "a bidirectional control character", 17],
+      ["https://8.8.8.8/\u061c", "U+061C", "a bidirectional control character", 17],
+      ["https://8.8.8.8/\u200e", "U+200E", "a bidirectional control character", 17],
+      ["https://8.8.8.8/\u2066", "U+2066", "a bidirectional control character", 17],
+      ["https://8.8.8.8/😀\ud800", "U+D800", "an unpaired surrogate", 18],
+      ["https://8.8.8.8/\udc00", "U+DC00", "an unpaired surrogate", 17],
+    ];
+    for (const [url, codePoint, kind, position] of cases) {
+      assert.throws(
+        () => parseDestinationUrl(url),
+        (error: Error & { code?: string }) => {
+          assert.equal(error.code, "invalid_url", codePoint);
+          assert.equal(
+            error.message,
+            `The destination URL contains ${codePoint}, ${kind}, at position ${position}.`,
+          );
+          return true;
+        },
+      );
+    }
+  });
+
+  it("keeps characters outside those kinds, percent-encoded in the canonical form", () => {
+    assert.equal(parseDestinationUrl("https://8.8.8.8/😀").href, "https://8.8.8.8/%F0%9F%98%80");
+    assert.equal(parseDestinationUrl("https://bücher.test/").href, "https://xn--bcher-kva.test/");
+  });
+
+  it("limits the URL as sent and its canonical form to 2048 characters", () => {
+    const base = "https://hooks.example.test/";
+    assert.equal(parseDestinationUrl(base + "a".repeat(2048 - base.length)).href.length, 2048);
+    assert.throws(() => parseDestinationUrl(base + "a".repeat(2049 - base.length)), {
+      code: "invalid_url",
+      message: "The destination URL is 2049 characters long; at most 2048 are allowed.",
+    });
+    // 700 characters sent, 4,227 once each é is percent-encoded (%C3%A9).
+    assert.throws(() => parseDestinationUrl(base + "é".repeat(700)), {
+      code: "invalid_url",
+      message:
+        "The destination URL is 4227 characters long once normalised (characters outside ASCII are percent-encoded); at most 2048 are allowed.",
     });
   });
 });
