@@ -68,6 +68,12 @@ export const errorCatalog = {
     message:
       "The destination URL must resolve only to public internet addresses; local and private networks are refused.",
   },
+  url_port_not_allowed: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message:
+      "The destination URL's port is not one this server delivers to. Use https on port 443 (no port in the URL), or a port the operator allows (destinationPorts).",
+  },
   url_unresolvable: {
     status: 400,
     exit: ExitStatus.rejected,

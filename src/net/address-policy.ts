@@ -12,7 +12,11 @@ type Address = ipaddr.IPv4 | ipaddr.IPv6;
 const maxVerdicts = 4096;
 
 export type AddressVerdict =
-  | { readonly allowed: true }
+  | {
+      readonly allowed: true;
+      /** Allowed by the operator's allowlist rather than for being public. */
+      readonly allowlisted: boolean;
+    }
   | {
       readonly allowed: false;
       /** What the address is, to follow "it": "is in the loopback block 127.0.0.0/8 (RFC 1122)". */
@@ -65,10 +69,10 @@ export class AddressPolicy {
     // For the forms that only carry an IPv4 address, that address is what is reached.
     const embedded = block?.destination === "embedded IPv4" ? embeddedIPv4(parsed) : null;
     if (this.#isAllowlisted(parsed) || (embedded !== null && this.#isAllowlisted(embedded))) {
-      return { allowed: true };
+      return { allowed: true, allowlisted: true };
     }
     const reason = embedded === null ? whyNotPublic(parsed, block) : whyEmbeddedNotPublic(embedded);
-    return reason === null ? { allowed: true } : { allowed: false, reason };
+    return reason === null ? { allowed: true, allowlisted: false } : { allowed: false, reason };
   }
 
   #isAllowlisted(address: Address): boolean {

@@ -1,6 +1,7 @@
 import { AppError } from "../errors.ts";
 import type { Resolver } from "../interfaces.ts";
 import { isIpLiteral, type AddressPolicy } from "./address-policy.ts";
+import type { PortSet } from "./port-set.ts";
 import { firstForbiddenCharacter } from "./url-characters.ts";
 
 export const MAX_URL_LENGTH = 2048;
@@ -8,6 +9,8 @@ export const MAX_URL_LENGTH = 2048;
 export interface UrlCheckDependencies {
   readonly resolver: Resolver;
   readonly addressPolicy: AddressPolicy;
+  /** The ports a destination on a public host may use (`destinationPorts`). */
+  readonly destinationPorts: PortSet;
 }
 
 export interface CheckedUrl {
@@ -19,9 +22,10 @@ export interface CheckedUrl {
 
 /**
  * Checks a destination URL against the network policy: the URL rules of
- * `parseDestinationUrl`, and a host whose every address is public (or allowlisted). An IP
- * literal in any notation (127.1, 0x7f.1, 2130706433, [::ffff:7f00:1]…) arrives here already
- * normalised by the WHATWG URL parser, so it is classified, never resolved.
+ * `parseDestinationUrl`, a host whose every address is public (or allowlisted), and a port
+ * among `destinationPorts`. An IP literal in any notation (127.1, 0x7f.1, 2130706433,
+ * [::ffff:7f00:1]…) arrives here already normalised by the WHATWG URL parser, so it is
+ * classified, never resolved.
  */
 export async function checkDestinationUrl(
   raw: string,
@@ -32,6 +36,7 @@ export async function checkDestinationUrl(
   const addresses = literal
     ? [url.hostname]
     : await resolveHost(url.hostname, dependencies.resolver);
+  let allowlistedOnly = true;
   for (const address of addresses) {
     const verdict = dependencies.addressPolicy.check(address);
     if (!verdict.allowed) {
@@ -43,7 +48,9 @@ export async function checkDestinationUrl(
         { param: "url" },
       );
     }
+    allowlistedOnly &&= verdict.allowlisted;
   }
+  if (!allowlistedOnly) checkPort(url, dependencies.destinationPorts);
   return { url, addresses };
 }
 
@@ -81,6 +88,21 @@ export function parseDestinationUrl(raw: string): URL {
     );
   }
   return url;
+}
+
+/**
+ * The operator's allowlist is exempt: the port rule protects third parties' hosts on the
+ * public internet (their SSH, mail and database ports, and a port scan through `last_error`),
+ * and allowlisted ranges are the operator's own networks (decision 26).
+ */
+function checkPort(url: URL, ports: PortSet): void {
+  const port = url.port === "" ? 443 : Number(url.port);
+  if (ports.has(port)) return;
+  throw new AppError(
+    "url_port_not_allowed",
+    `The destination port ${port} is not allowed; this server delivers to ports ${ports.toString()}.`,
+    { param: "url" },
+  );
 }
 
 /** RFC 6761: `localhost` and every name under it are loopback, whatever a resolver says. */

@@ -7,6 +7,7 @@ import { SecretBox } from "../../src/crypto/secret-box.ts";
 import { hashToken, newApiToken } from "../../src/crypto/tokens.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { AddressPolicy } from "../../src/net/address-policy.ts";
+import { PortSet } from "../../src/net/port-set.ts";
 import type { Database } from "../../src/store/database.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
@@ -46,6 +47,7 @@ async function apiOn(location: string) {
       clock,
       resolver: { resolve: () => Promise.resolve(["93.184.215.14"]) },
       addressPolicy: new AddressPolicy(),
+      destinationPorts: new PortSet(["443"]),
       sessionTtlMs: 3_600_000,
     },
     createLogger("silent"),

@@ -92,6 +92,12 @@ const rejected: readonly [url: string, code: string][] = [
   ["https://192.31.196.1/", "url_not_public"],
   ["https://192.88.99.1/", "url_not_public"],
   ["https://198.18.0.1/", "url_not_public"],
+  // Ports outside the default setting (443 and 8443).
+  ["https://8.8.8.8:22/", "url_port_not_allowed"],
+  ["https://public.example.test:25/", "url_port_not_allowed"],
+  ["https://public.example.test:5432/", "url_port_not_allowed"],
+  ["https://[2606:4700:4700::1111]:8080/", "url_port_not_allowed"],
+  ["https://8.8.8.8:0/", "url_port_not_allowed"],
   ["https://private.example.test/", "url_not_public"],
   ["https://loopback.example.test/", "url_not_public"],
   ["https://metadata.example.test/", "url_not_public"],
@@ -193,6 +199,7 @@ describe("destination URL network policy", () => {
     for (const [url, code] of [
       ["https://8.8.8.8/\r\nX-Injected: 1", "invalid_url"],
       ["https://[::7f00:1]/", "url_not_public"],
+      ["https://8.8.8.8:22/", "url_port_not_allowed"],
     ] as const) {
       const refused = await api.patch<ErrorJson>(member, { url });
       assert.equal(refused.body.error.code, code, url);
@@ -216,7 +223,10 @@ describe("SVC_ALLOW_PRIVATE_NETWORKS", () => {
   let base: string;
 
   before(async () => {
-    fixture = await serverFixture({ SVC_ALLOW_PRIVATE_NETWORKS: "127.0.0.0/8,::1/128" });
+    fixture = await serverFixture({
+      SVC_ALLOW_PRIVATE_NETWORKS: "127.0.0.0/8,::1/128",
+      SVC_DESTINATION_PORTS: "443,9443",
+    });
     api = apiClient(fixture.server.url, fixture.owner.key);
     base = `/v1/workspaces/${fixture.owner.id}/webhooks`;
   });
@@ -233,6 +243,20 @@ describe("SVC_ALLOW_PRIVATE_NETWORKS", () => {
       const response = await api.post(base, { url });
       assert.equal(response.status, 201, `${url}: ${response.text}`);
     }
+  });
+
+  it("lets allowlisted hosts use any port, and public ones only SVC_DESTINATION_PORTS", async () => {
+    for (const url of ["https://127.0.0.1:22/", "https://loopback.example.test:8080/"]) {
+      const response = await api.post(base, { url });
+      assert.equal(response.status, 201, `${url}: ${response.text}`);
+    }
+    assert.equal((await api.post(base, { url: "https://8.8.8.8:9443/" })).status, 201);
+    const refused = await api.post<ErrorJson>(base, { url: "https://8.8.8.8:8443/" });
+    assert.equal(refused.body.error.code, "url_port_not_allowed");
+    assert.equal(
+      refused.body.error.message,
+      "The destination port 8443 is not allowed; this server delivers to ports 443, 9443.",
+    );
   });
 
   it("still refuses private ranges outside the allowlist", async () => {

@@ -7,10 +7,11 @@ import { RetrySchedule } from "../../src/delivery/retry-schedule.ts";
 import { SigningKeys } from "../../src/delivery/signing-keys.ts";
 import type { ClaimedDelivery } from "../../src/interfaces.ts";
 import { AddressPolicy } from "../../src/net/address-policy.ts";
+import { PortSet } from "../../src/net/port-set.ts";
 
 /**
- * A destination is checked before every attempt with the rules of the day: one stored under
- * older rules fails with a clear last_error and is never sent.
+ * A destination is checked before every attempt with the server's current settings: one
+ * stored under older rules or settings fails with a clear last_error and is never sent.
  */
 describe("the URL checks at delivery", () => {
   const box = new SecretBox(Buffer.alloc(32, 3));
@@ -26,6 +27,7 @@ describe("the URL checks at delivery", () => {
     signingKeys: new SigningKeys(box),
     resolver: { resolve: () => Promise.reject(new Error("no names in this test")) },
     addressPolicy: new AddressPolicy(),
+    destinationPorts: new PortSet(["443", "8443"]),
     sender,
     schedule: new RetrySchedule([60_000]),
     clock: { now: () => new Date() },
@@ -47,6 +49,20 @@ describe("the URL checks at delivery", () => {
       workspaceId: "ws_1",
       circuitOpens: 0,
     },
+  });
+
+  it("fails a destination whose port the settings no longer allow, without sending", async () => {
+    const report = await attemptDelivery(
+      deliveryTo("https://93.184.215.14:2222/hook"),
+      dependencies,
+    );
+    assert.deepEqual(report.result, { status: "failed" });
+    assert.equal(report.attempt?.errorClass, "url_port_not_allowed");
+    assert.equal(
+      report.error,
+      "The destination port 2222 is not allowed; this server delivers to ports 443, 8443.",
+    );
+    assert.equal(sent.length, 0);
   });
 
   it("fails a destination stored before today's address and URL rules, without sending", async () => {

@@ -50,7 +50,7 @@ describe("AddressPolicy", () => {
       "2001:4860::8888",
       "3ffe::1",
     ]) {
-      assert.deepEqual(policy.check(address), { allowed: true }, address);
+      assert.deepEqual(policy.check(address), { allowed: true, allowlisted: false }, address);
     }
   });
 
@@ -121,17 +121,18 @@ describe("AddressPolicy", () => {
   it("admits allowlisted ranges, including their IPv4-mapped forms, and nothing else", () => {
     const allowing = new AddressPolicy(["127.0.0.0/8", "::1/128"]);
     for (const address of ["127.0.0.1", "127.5.6.7", "::1", "::ffff:127.0.0.1"]) {
-      assert.deepEqual(allowing.check(address), { allowed: true }, address);
+      assert.deepEqual(allowing.check(address), { allowed: true, allowlisted: true }, address);
     }
     assert.equal(allowing.check("10.0.0.1").allowed, false);
     assert.equal(allowing.check("fd00::1").allowed, false);
     assert.equal(allowing.check("::7f00:1").allowed, false, "IPv4-compatible is not mapped");
+    assert.deepEqual(allowing.check("8.8.8.8"), { allowed: true, allowlisted: false });
   });
 
   it("lets the allowlist win over any block, IPv6 outside 2000::/3 included", () => {
     const allowing = new AddressPolicy(["::/96", "4000::/2", "192.0.0.9/32"]);
     for (const address of ["::7f00:1", "4000::1", "192.0.0.9"]) {
-      assert.deepEqual(allowing.check(address), { allowed: true }, address);
+      assert.deepEqual(allowing.check(address), { allowed: true, allowlisted: true }, address);
     }
   });
 

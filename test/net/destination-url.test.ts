@@ -7,6 +7,7 @@ import {
   parseDestinationUrl,
   type CheckedUrl,
 } from "../../src/net/destination-url.ts";
+import { PortSet } from "../../src/net/port-set.ts";
 import { tableResolver } from "../../src/net/resolver.ts";
 
 const noSystemDns: Resolver = {
@@ -19,14 +20,25 @@ const resolver = tableResolver(
     ["rebind.example.test", ["93.184.215.14", "10.0.0.1"]],
     ["compatible.example.test", ["::7f00:1"]],
     ["nothing.example.test", []],
+    ["half-local.example.test", ["127.0.0.1", "93.184.215.14"]],
+    ["local.example.test", ["127.0.0.1"]],
   ]),
   noSystemDns,
 );
 
+function checker(
+  options: { allowlist?: string[]; ports?: string[] } = {},
+): (url: string) => Promise<CheckedUrl> {
+  const dependencies = {
+    resolver,
+    addressPolicy: new AddressPolicy(options.allowlist),
+    destinationPorts: new PortSet(options.ports ?? ["443", "8443"]),
+  };
+  return (url) => checkDestinationUrl(url, dependencies);
+}
+
 describe("checkDestinationUrl", () => {
-  const policy = new AddressPolicy();
-  const check = (url: string): Promise<CheckedUrl> =>
-    checkDestinationUrl(url, { resolver, addressPolicy: policy });
+  const check = checker();
 
   it("returns every checked address of a public name", async () => {
     assert.deepEqual((await check("https://hooks.example.test/x")).addresses, [
@@ -76,6 +88,40 @@ describe("checkDestinationUrl", () => {
   it("returns the canonical form of the URL", async () => {
     const checked = await check("https://HOOKS.example.test:443/a/../b?q=é#top");
     assert.equal(checked.url.href, "https://hooks.example.test/b?q=%C3%A9#top");
+  });
+});
+
+describe("destination ports", () => {
+  it("allows the configured ports on public hosts, 443 when the URL names none", async () => {
+    const check = checker({ ports: ["443", "8443"] });
+    for (const url of ["https://8.8.8.8/", "https://8.8.8.8:443/", "https://8.8.8.8:8443/"]) {
+      assert.equal((await check(url)).url.hostname, "8.8.8.8", url);
+    }
+  });
+
+  it("refuses any other port with url_port_not_allowed, naming the allowed ones", async () => {
+    const check = checker({ ports: ["443", "8443"] });
+    for (const port of [22, 25, 80, 5432, 6379, 8080, 65535]) {
+      await assert.rejects(check(`https://hooks.example.test:${port}/`), {
+        code: "url_port_not_allowed",
+        message: `The destination port ${port} is not allowed; this server delivers to ports 443, 8443.`,
+      });
+    }
+  });
+
+  it("follows the setting: ranges, and 443 left out", async () => {
+    const check = checker({ ports: ["8443", "1024-65535"] });
+    assert.equal((await check("https://8.8.8.8:5000/")).url.port, "5000");
+    await assert.rejects(check("https://8.8.8.8/"), { code: "url_port_not_allowed" });
+  });
+
+  it("exempts hosts whose every address is allowlisted", async () => {
+    const check = checker({ allowlist: ["127.0.0.0/8", "::1/128"] });
+    assert.equal((await check("https://127.0.0.1:22/")).url.port, "22");
+    assert.equal((await check("https://local.example.test:9000/")).url.port, "9000");
+    await assert.rejects(check("https://half-local.example.test:9000/"), {
+      code: "url_port_not_allowed",
+    });
   });
 });
 
