@@ -60,13 +60,19 @@ export const errorCatalog = {
     status: 400,
     exit: ExitStatus.rejected,
     message:
-      "The destination URL must be an https:// URL of at most 2048 characters, without a user name or password.",
+      "The destination URL must be an https:// URL of at most 2048 characters, with no user name or password and no control, whitespace or bidirectional characters.",
   },
   url_not_public: {
     status: 400,
     exit: ExitStatus.rejected,
     message:
       "The destination URL must resolve only to public internet addresses; local and private networks are refused.",
+  },
+  url_port_not_allowed: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message:
+      "The destination URL's port is not one this server delivers to. Use https on port 443 (no port in the URL), or a port the operator allows (destinationPorts).",
   },
   url_unresolvable: {
     status: 400,

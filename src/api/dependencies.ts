@@ -1,13 +1,11 @@
 import type { SecretBox } from "../crypto/secret-box.ts";
-import type { Clock, Resolver, Store } from "../interfaces.ts";
-import type { AddressPolicy } from "../net/address-policy.ts";
+import type { Clock, Store } from "../interfaces.ts";
+import type { UrlCheckDependencies } from "../net/destination-url.ts";
 
 /** What the API's routes are given by the composition root. */
-export interface ApiDependencies {
+export interface ApiDependencies extends UrlCheckDependencies {
   readonly store: Store;
   readonly secretBox: SecretBox;
-  readonly resolver: Resolver;
-  readonly addressPolicy: AddressPolicy;
   readonly clock: Clock;
   /** How long a session lasts from sign-in (`sessionTtl`). */
   readonly sessionTtlMs: number;

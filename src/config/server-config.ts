@@ -8,6 +8,7 @@ import { parseByteSize } from "../lib/byte-size.ts";
 import { parseDuration } from "../lib/duration.ts";
 import { splitList } from "../lib/split-list.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
+import { PortSet } from "../net/port-set.ts";
 
 /**
  * The configuration of `svc server` and of the operator commands (`svc admin …`), which open
@@ -72,6 +73,21 @@ const schema = z
           message: "must be CIDR ranges such as 127.0.0.0/8 or ::1/128",
         }),
       ),
+    ),
+    /**
+     * The ports a destination on a public host may use: ports and ranges, such as
+     * `443,8443,1024-65535`. Allowlisted ranges (`allowPrivateNetworks`) may use any port.
+     * Default 443,8443 (decision 26).
+     */
+    destinationPorts: z.preprocess(
+      csv,
+      z
+        .array(
+          z.string().refine((entry) => PortSet.isValidEntry(entry), {
+            message: "must be ports (1 to 65535) and ranges such as 443,8443,1024-65535",
+          }),
+        )
+        .min(1, { message: "must allow at least one port" }),
     ),
     /**
      * Fixed answers for host names, like /etc/hosts: `name=address` entries, comma-separated;
@@ -150,6 +166,7 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     role: "all",
     dataDir: defaultDataDir(env),
     allowPrivateNetworks: [],
+    destinationPorts: "443,8443",
     resolve: [],
     logLevel: "info",
     retrySchedule: "5s,30s,2m,10m,30m,1h,2h,4h,8h,12h,24h,24h",
@@ -178,6 +195,7 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   dataDir: "SVC_DATA_DIR",
   encryptionKey: "SVC_ENCRYPTION_KEY",
   allowPrivateNetworks: "SVC_ALLOW_PRIVATE_NETWORKS",
+  destinationPorts: "SVC_DESTINATION_PORTS",
   resolve: "SVC_RESOLVE",
   logLevel: "SVC_LOG_LEVEL",
   retrySchedule: "SVC_RETRY_SCHEDULE",

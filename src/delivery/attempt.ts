@@ -1,18 +1,20 @@
 import { SecretUnreadableError } from "../crypto/secret-box.ts";
 import { AppError } from "../errors.ts";
-import type { AttemptReport, ClaimedDelivery, Clock, Resolver } from "../interfaces.ts";
-import type { AddressPolicy } from "../net/address-policy.ts";
-import { checkDestinationUrl } from "../net/destination-url.ts";
+import type { AttemptReport, ClaimedDelivery, Clock } from "../interfaces.ts";
+import {
+  checkDestinationUrl,
+  type CheckedUrl,
+  type UrlCheckDependencies,
+} from "../net/destination-url.ts";
 import { signatureHeaderWithKey } from "../receiver/signature.ts";
 import { VERSION } from "../version.ts";
 import type { Sender, SendOutcome } from "./http-sender.ts";
 import { parseRetryAfter, type RetrySchedule } from "./retry-schedule.ts";
 import type { SigningKeys } from "./signing-keys.ts";
 
-export interface AttemptDependencies {
+/** The URL checks are the ones of creation and update, with the server's current settings. */
+export interface AttemptDependencies extends UrlCheckDependencies {
   readonly signingKeys: SigningKeys;
-  readonly resolver: Resolver;
-  readonly addressPolicy: AddressPolicy;
   readonly sender: Sender;
   readonly schedule: RetrySchedule;
   readonly clock: Clock;
@@ -77,20 +79,21 @@ async function checkSignAndSend(
   dependencies: AttemptDependencies,
 ): Promise<Outcome> {
   const { destination } = delivery;
-  let addresses: string[];
+  let checked: CheckedUrl;
   try {
-    addresses = await checkDestinationUrl(destination.url, dependencies);
+    checked = await checkDestinationUrl(destination.url, dependencies);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
-    // A name that no longer resolves may come back; an address that is not public is refused.
+    // A name that no longer resolves may come back; an address that is not public, a port
+    // the settings no longer allow or a URL stored before today's rules is refused.
     const final = error.code !== "url_unresolvable";
     return { kind: "refused", message: error.message, errorClass: error.code, final };
   }
   const key = dependencies.signingKeys.keyFor(destination.id, secretCiphertext);
   const timestamp = Math.floor(startedAt.getTime() / 1000);
   return dependencies.sender.send({
-    url: new URL(destination.url),
-    addresses,
+    url: checked.url,
+    addresses: checked.addresses,
     timeoutMs: dependencies.timeoutMs,
     body: delivery.body,
     headers: {

@@ -1,4 +1,10 @@
 import ipaddr from "ipaddr.js";
+import {
+  globalUnicastIPv6,
+  ipv4Blocks,
+  ipv6Blocks,
+  type SpecialPurposeBlock,
+} from "./special-purpose-blocks.ts";
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -6,17 +12,26 @@ type Address = ipaddr.IPv4 | ipaddr.IPv6;
 const maxVerdicts = 4096;
 
 export type AddressVerdict =
-  { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
+  | {
+      readonly allowed: true;
+      /** Allowed by the operator's allowlist rather than for being public. */
+      readonly allowlisted: boolean;
+    }
+  | {
+      readonly allowed: false;
+      /** What the address is, to follow "it": "is in the loopback block 127.0.0.0/8 (RFC 1122)". */
+      readonly reason: string;
+    };
 
 /**
- * Decides whether the service may connect to an address: only public unicast addresses, or
- * addresses inside the operator's allowlist (SVC_ALLOW_PRIVATE_NETWORKS, for development and
- * tests). The same policy is applied when a destination is created or updated and again before
- * every delivery attempt.
+ * Decides whether the service may connect to an address: only public addresses, or addresses
+ * inside the operator's allowlist (SVC_ALLOW_PRIVATE_NETWORKS, for development and tests). The
+ * same policy is applied when a destination is created or updated and again before every
+ * delivery attempt.
  *
- * Ranges come from ipaddr.js, whose `range()` names every special-purpose block (loopback,
- * private, link-local, unique-local, CGNAT, multicast, unspecified, reserved and documentation,
- * benchmarking…); only `unicast`, the rest of the address space, is public.
+ * Public means outside every block of `special-purpose-blocks.ts` and, for IPv6, inside
+ * 2000::/3. ipaddr.js only parses and matches: its `range()` calls everything it has no name
+ * for "unicast", [::7f00:1] and [4000::1] included, so it must not decide.
  */
 export class AddressPolicy {
   readonly #allowlist: readonly [Address, number][];
@@ -50,18 +65,14 @@ export class AddressPolicy {
 
   #decide(address: string): AddressVerdict {
     const parsed = ipaddr.parse(address.replace(/^\[|\]$/g, ""));
-    const embedded = embeddedIPv4(parsed);
-    if (this.#isAllowlisted(parsed) || (embedded !== null && this.#isAllowlisted(embedded))) {
-      return { allowed: true };
-    }
+    const block = narrowestBlock(parsed);
     // For the forms that only carry an IPv4 address, that address is what is reached.
-    const reached = embedded ?? parsed;
-    const range = reached.range();
-    if (range === "unicast") return { allowed: true };
-    return {
-      allowed: false,
-      reason: `${reached.toString()} is in a ${range} range, not the public internet`,
-    };
+    const embedded = block?.destination === "embedded IPv4" ? embeddedIPv4(parsed) : null;
+    if (this.#isAllowlisted(parsed) || (embedded !== null && this.#isAllowlisted(embedded))) {
+      return { allowed: true, allowlisted: true };
+    }
+    const reason = embedded === null ? whyNotPublic(parsed, block) : whyEmbeddedNotPublic(embedded);
+    return reason === null ? { allowed: true, allowlisted: false } : { allowed: false, reason };
   }
 
   #isAllowlisted(address: Address): boolean {
@@ -76,17 +87,46 @@ export function isIpLiteral(host: string): boolean {
   return ipaddr.isValid(host.replace(/^\[|\]$/g, ""));
 }
 
-/**
- * IPv6 forms whose last 32 bits are an IPv4 address that is what is really reached:
- * IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96) and the well-known NAT64
- * prefix (64:ff9b::/96). Other special IPv6 blocks (6to4, Teredo, local-use NAT64) are simply
- * not public.
- */
-function embeddedIPv4(address: Address): ipaddr.IPv4 | null {
-  if (address.kind() !== "ipv6") return null;
-  const ipv6 = address as ipaddr.IPv6;
-  const range = ipv6.range();
-  const wellKnownNat64 = ipv6.match(ipaddr.IPv6.parse("64:ff9b::"), 96);
-  if (range !== "ipv4Mapped" && range !== "rfc6145" && !wellKnownNat64) return null;
-  return new ipaddr.IPv4(ipv6.toByteArray().slice(12));
+interface ParsedBlock {
+  readonly block: SpecialPurposeBlock;
+  readonly network: Address;
+  readonly bits: number;
+}
+
+/** Narrowest first, so that an address is named by the most specific block holding it. */
+function parseBlocks(blocks: readonly SpecialPurposeBlock[]): readonly ParsedBlock[] {
+  return blocks
+    .map((block) => {
+      const [network, bits] = ipaddr.parseCIDR(block.cidr);
+      return { block, network, bits };
+    })
+    .sort((a, b) => b.bits - a.bits);
+}
+
+const parsedIPv4Blocks = parseBlocks(ipv4Blocks);
+const parsedIPv6Blocks = parseBlocks(ipv6Blocks);
+const [globalUnicastNetwork, globalUnicastBits] = ipaddr.parseCIDR(globalUnicastIPv6);
+
+function narrowestBlock(address: Address): SpecialPurposeBlock | undefined {
+  const blocks = address.kind() === "ipv4" ? parsedIPv4Blocks : parsedIPv6Blocks;
+  return blocks.find(({ network, bits }) => address.match(network, bits))?.block;
+}
+
+/** Why `address` is not a public destination, or null when it is one. */
+function whyNotPublic(address: Address, block: SpecialPurposeBlock | undefined): string | null {
+  if (block !== undefined) return `is in the ${block.name} block ${block.cidr} (${block.rfc})`;
+  if (address.kind() === "ipv6" && !address.match(globalUnicastNetwork, globalUnicastBits)) {
+    return `is outside ${globalUnicastIPv6}, the global unicast block (RFC 4291)`;
+  }
+  return null;
+}
+
+function whyEmbeddedNotPublic(embedded: ipaddr.IPv4): string | null {
+  const why = whyNotPublic(embedded, narrowestBlock(embedded));
+  return why === null ? null : `carries the IPv4 address ${embedded.toString()}, which ${why}`;
+}
+
+/** The IPv4 address in the last 32 bits of an IPv6 address. */
+function embeddedIPv4(address: Address): ipaddr.IPv4 {
+  return new ipaddr.IPv4(address.toByteArray().slice(-4));
 }

@@ -7,7 +7,8 @@ import { ThreadedSender } from "../delivery/threaded-sender.ts";
 import type { WakeUpSource } from "../delivery/wake-ups.ts";
 import { DeliveryWorker } from "../delivery/worker.ts";
 import type { Clock, Resolver, Store } from "../interfaces.ts";
-import { AddressPolicy } from "../net/address-policy.ts";
+import type { AddressPolicy } from "../net/address-policy.ts";
+import type { PortSet } from "../net/port-set.ts";
 import { systemResolver, tableResolver, withTimeout } from "../net/resolver.ts";
 import { startMaintenance } from "./maintenance.ts";
 import { releaseMemory } from "./release-memory.ts";
@@ -37,6 +38,9 @@ export interface DeliveryParts {
   readonly logger: FastifyBaseLogger;
   /** Already bounded by the resolve timeout. */
   readonly resolver: Resolver;
+  /** Built once by the composition root, and the API's too: one policy for both. */
+  readonly addressPolicy: AddressPolicy;
+  readonly destinationPorts: PortSet;
   readonly secretBox: SecretBox;
   /** Started here, with the worker's wake-up; stopped by the caller. */
   readonly wakeUps: WakeUpSource;
@@ -69,7 +73,8 @@ export function startDelivery(
     {
       signingKeys: new SigningKeys(parts.secretBox),
       resolver: parts.resolver,
-      addressPolicy: new AddressPolicy(config.allowPrivateNetworks),
+      addressPolicy: parts.addressPolicy,
+      destinationPorts: parts.destinationPorts,
       sender,
       clock,
       schedule: new RetrySchedule(config.retrySchedule),

@@ -10,6 +10,7 @@ import { NoWakeUps, type WakeUpSource } from "../delivery/wake-ups.ts";
 import { AppError } from "../errors.ts";
 import type { Clock, Resolver, Store } from "../interfaces.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
+import { PortSet } from "../net/port-set.ts";
 import { isPostgresUrl, openStore, redactDatabase } from "../store/open-store.ts";
 import { PostgresWakeUps } from "../store/postgres/deliveries-listener.ts";
 import { serverResolver, startDelivery } from "./delivery.ts";
@@ -61,6 +62,8 @@ export async function startServer(
     },
   });
   const resolver = serverResolver(config, seams.resolver);
+  const addressPolicy = new AddressPolicy(config.allowPrivateNetworks);
+  const destinationPorts = new PortSet(config.destinationPorts);
   // Stopped last first: API (no new events), deliveries (attempts in flight finish), store.
   const started: Stoppable[] = [{ stop: () => store.close() }];
   const stopAll = async (): Promise<void> => {
@@ -74,7 +77,18 @@ export async function startServer(
         ? new PostgresWakeUps(location, logger)
         : new NoWakeUps();
       started.push(wakeUps);
-      started.push(startDelivery(config, { store, clock, logger, resolver, secretBox, wakeUps }));
+      started.push(
+        startDelivery(config, {
+          store,
+          clock,
+          logger,
+          resolver,
+          addressPolicy,
+          destinationPorts,
+          secretBox,
+          wakeUps,
+        }),
+      );
     }
     app =
       config.role === "worker"
@@ -87,7 +101,8 @@ export async function startServer(
               sessionTtlMs: config.sessionTtl,
               limits: config,
               resolver,
-              addressPolicy: new AddressPolicy(config.allowPrivateNetworks),
+              addressPolicy,
+              destinationPorts,
             },
             logger,
           );

@@ -8,6 +8,7 @@ import { SecretBox } from "../../src/crypto/secret-box.ts";
 import { hashToken, newApiToken } from "../../src/crypto/tokens.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { AddressPolicy } from "../../src/net/address-policy.ts";
+import { PortSet } from "../../src/net/port-set.ts";
 import type { Database } from "../../src/store/database.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
@@ -47,6 +48,7 @@ async function apiOn(location: string) {
       clock,
       resolver: { resolve: () => Promise.resolve(["93.184.215.14"]) },
       addressPolicy: new AddressPolicy(),
+      destinationPorts: new PortSet(["443"]),
       sessionTtlMs: 3_600_000,
       limits: loadServerConfig({ env: {}, flags: {} }),
     },

@@ -16,6 +16,7 @@ describe("server configuration", () => {
     assert.equal(config.port, 8787);
     assert.equal(config.database, undefined);
     assert.deepEqual(config.allowPrivateNetworks, []);
+    assert.deepEqual(config.destinationPorts, ["443", "8443"]);
     assert.ok(config.dataDir.endsWith(join("svc")));
   });
 
@@ -55,6 +56,40 @@ describe("server configuration", () => {
         return true;
       },
     );
+  });
+
+  it("reads destination ports as a list of ports and ranges, and refuses anything else", () => {
+    const config = loadServerConfig({
+      env: { SVC_DESTINATION_PORTS: "443, 8443,1024-65535" },
+      flags: {},
+    });
+    assert.deepEqual(config.destinationPorts, ["443", "8443", "1024-65535"]);
+    assert.throws(
+      () => loadServerConfig({ env: { SVC_DESTINATION_PORTS: "443,ssh,0" }, flags: {} }),
+      (error: Error & { code?: string }) => {
+        assert.equal(error.code, "invalid_config");
+        assert.match(
+          error.message,
+          /destinationPorts \(SVC_DESTINATION_PORTS\) entry 2: must be ports/,
+        );
+        assert.match(error.message, /SVC_DESTINATION_PORTS\) entry 3/);
+        return true;
+      },
+    );
+  });
+
+  it("refuses an empty list of destination ports from a file", async () => {
+    const dir = await tempDir();
+    try {
+      const file = join(dir.path, "svc.json");
+      await writeFile(file, JSON.stringify({ destinationPorts: [] }));
+      assert.throws(
+        () => loadServerConfig({ env: { SVC_CONFIG: file }, flags: {} }),
+        /destinationPorts \(SVC_DESTINATION_PORTS\): must allow at least one port/,
+      );
+    } finally {
+      await dir.cleanup();
+    }
   });
 
   it("refuses a resolve entry whose address is not an IP address", () => {

@@ -9,6 +9,7 @@ import { SigningKeys } from "../../src/delivery/signing-keys.ts";
 import { DeliveryWorker } from "../../src/delivery/worker.ts";
 import type { ClaimedDelivery, Store } from "../../src/interfaces.ts";
 import { AddressPolicy } from "../../src/net/address-policy.ts";
+import { PortSet } from "../../src/net/port-set.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { eventually } from "../support/eventually.ts";
 import { testDatabaseLocation } from "../support/database.ts";
@@ -99,6 +100,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
             }),
         },
         addressPolicy: new AddressPolicy(),
+        destinationPorts: new PortSet(["443"]),
         sender,
         schedule: new RetrySchedule([3_600_000]),
         clock: { now: () => new Date() },

@@ -9,6 +9,7 @@ import { SigningKeys } from "../../src/delivery/signing-keys.ts";
 import { DeliveryWorker } from "../../src/delivery/worker.ts";
 import type { Store } from "../../src/interfaces.ts";
 import { AddressPolicy } from "../../src/net/address-policy.ts";
+import { PortSet } from "../../src/net/port-set.ts";
 import type { Database } from "../../src/store/database.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
@@ -131,6 +132,7 @@ describe("the worker while the disk is full", () => {
             }),
         },
         addressPolicy: new AddressPolicy(),
+        destinationPorts: new PortSet(["443"]),
         sender,
         schedule: new RetrySchedule([3_600_000]),
         clock: { now: () => new Date() },

@@ -1,70 +1,139 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { AddressPolicy } from "../../src/net/address-policy.ts";
-import { checkDestinationUrl } from "../../src/net/destination-url.ts";
-import { tableResolver } from "../../src/net/resolver.ts";
-import type { Resolver } from "../../src/interfaces.ts";
+import { AddressPolicy, type AddressVerdict } from "../../src/net/address-policy.ts";
+import {
+  globalUnicastIPv6,
+  ipv4Blocks,
+  ipv6Blocks,
+  type SpecialPurposeBlock,
+} from "../../src/net/special-purpose-blocks.ts";
+import { addressOnlyIn, blockRange, formatAddress } from "../support/address-blocks.ts";
 
-const noSystemDns: Resolver = {
-  resolve: (hostname) => Promise.reject(new Error(`${hostname}: not in the test table`)),
-};
+function refusal(verdict: AddressVerdict, address: string): string {
+  assert.ok(!verdict.allowed, `${address} was allowed`);
+  return verdict.reason;
+}
+
+describe("the special-purpose block table", () => {
+  const blocks = [...ipv4Blocks, ...ipv6Blocks];
+
+  it("writes each block once, as a network address with its prefix", () => {
+    assert.equal(new Set(blocks.map((block) => block.cidr)).size, blocks.length);
+    for (const block of blocks) {
+      const { family, prefix, first } = blockRange(block.cidr);
+      assert.equal(`${formatAddress(first, family)}/${prefix}`, block.cidr);
+      assert.match(block.rfc, /^RFC \d+$/, block.cidr);
+    }
+  });
+
+  it("refuses even what IANA marks globally reachable, but for the NAT64 prefix", () => {
+    const reachable = blocks.filter((block) => block.globallyReachable === true);
+    assert.ok(reachable.length >= 10);
+    const judgedByEmbedded = reachable.filter((block) => block.destination !== "refused");
+    assert.deepEqual(
+      judgedByEmbedded.map((block) => block.cidr),
+      ["64:ff9b::/96"],
+    );
+  });
+});
 
 describe("AddressPolicy", () => {
   const policy = new AddressPolicy();
 
-  it("allows public unicast IPv4 and IPv6", () => {
-    for (const address of ["8.8.8.8", "93.184.215.14", "2606:4700:4700::1111", "[2a00:1450::1]"]) {
-      assert.deepEqual(policy.check(address), { allowed: true }, address);
+  it("allows public IPv4, and IPv6 inside 2000::/3", () => {
+    for (const address of [
+      "8.8.8.8",
+      "93.184.215.14",
+      "1.1.1.1",
+      "2606:4700:4700::1111",
+      "[2a00:1450::1]",
+      "2001:4860::8888",
+      "3ffe::1",
+    ]) {
+      assert.deepEqual(policy.check(address), { allowed: true, allowlisted: false }, address);
     }
   });
 
-  it("refuses every special-purpose range, naming it", () => {
-    const cases: [string, RegExp][] = [
-      ["127.0.0.1", /loopback/],
-      ["10.1.2.3", /private/],
-      ["172.20.0.1", /private/],
-      ["192.168.1.1", /private/],
-      ["169.254.169.254", /linkLocal/],
-      ["100.64.0.1", /carrierGradeNat/],
-      ["0.0.0.0", /unspecified/],
-      ["224.0.0.251", /multicast/],
-      ["255.255.255.255", /broadcast/],
-      ["192.0.2.1", /reserved/],
-      ["240.0.0.1", /reserved/],
-      ["::1", /loopback/],
-      ["::", /unspecified/],
-      ["fe80::1", /linkLocal/],
-      ["fd00::1", /uniqueLocal/],
-      ["ff02::1", /multicast/],
-      ["2001:db8::1", /reserved/],
-      ["2002:7f00:1::", /6to4/],
-      ["2001:0:4136:e378::1", /teredo/],
-      ["64:ff9b:1::a00:1", /rfc6052/],
-    ];
-    for (const [address, reason] of cases) {
-      const verdict = policy.check(address);
-      assert.ok(!verdict.allowed, address);
-      assert.match(verdict.reason, reason, address);
+  it("refuses an address of every refused block in the table, naming the block", () => {
+    const refusedBlocks = [...ipv4Blocks, ...ipv6Blocks].filter(
+      (block) => block.destination === "refused",
+    );
+    for (const block of refusedBlocks) {
+      const address = addressOnlyIn(block);
+      assert.equal(
+        refusal(policy.check(address), address),
+        `is in the ${block.name} block ${block.cidr} (${block.rfc})`,
+      );
     }
   });
 
-  it("judges IPv4-mapped, translated and NAT64 forms by the IPv4 address they carry", () => {
-    assert.equal(policy.check("::ffff:127.0.0.1").allowed, false);
-    assert.equal(policy.check("::ffff:7f00:1").allowed, false);
-    assert.equal(policy.check("::ffff:0:a00:1").allowed, false);
-    assert.equal(policy.check("64:ff9b::192.168.0.1").allowed, false);
+  it("refuses IPv6 outside 2000::/3 that no block names", () => {
+    for (const address of ["1::1", "4000::1", "e000::1", "fec0::1", "::ffff:0:808:808"]) {
+      assert.equal(
+        refusal(policy.check(address), address),
+        `is outside ${globalUnicastIPv6}, the global unicast block (RFC 4291)`,
+      );
+    }
+  });
+
+  it("refuses IPv4-compatible addresses whatever IPv4 address they carry", () => {
+    for (const address of ["::7f00:1", "::a00:1", "::a9fe:a9fe", "::808:808", "::2"]) {
+      assert.match(refusal(policy.check(address), address), /IPv4-compatible IPv6 block ::\/96/);
+    }
+  });
+
+  it("judges IPv4-mapped and well-known NAT64 forms by the IPv4 address they carry", () => {
+    assert.equal(
+      refusal(policy.check("::ffff:7f00:1"), "::ffff:7f00:1"),
+      "carries the IPv4 address 127.0.0.1, which is in the loopback block 127.0.0.0/8 (RFC 1122)",
+    );
+    assert.match(
+      refusal(policy.check("64:ff9b::a9fe:a9fe"), "NAT64"),
+      /169\.254\.169\.254.*link-local/,
+    );
     assert.equal(policy.check("::ffff:8.8.8.8").allowed, true);
     assert.equal(policy.check("64:ff9b::8.8.8.8").allowed, true);
   });
 
+  it("refuses 6to4, Teredo and local-use NAT64 whatever they carry", () => {
+    const cases: [string, SpecialPurposeBlock["name"]][] = [
+      ["2002:808:808::1", "6to4"],
+      ["2002:7f00:1::", "6to4"],
+      ["2001:0:4136:e378::1", "Teredo"],
+      ["64:ff9b:1::808:808", "local-use IPv4/IPv6 translation"],
+    ];
+    for (const [address, name] of cases) {
+      assert.ok(refusal(policy.check(address), address).includes(`the ${name} block`), address);
+    }
+  });
+
+  it("reads as one sentence, in the registry's words", () => {
+    assert.equal(
+      refusal(policy.check("169.254.169.254"), "metadata"),
+      "is in the link-local block 169.254.0.0/16 (RFC 3927)",
+    );
+    assert.equal(
+      refusal(policy.check("192.0.2.1"), "TEST-NET-1"),
+      "is in the documentation (TEST-NET-1) block 192.0.2.0/24 (RFC 5737)",
+    );
+  });
+
   it("admits allowlisted ranges, including their IPv4-mapped forms, and nothing else", () => {
     const allowing = new AddressPolicy(["127.0.0.0/8", "::1/128"]);
-    assert.equal(allowing.check("127.0.0.1").allowed, true);
-    assert.equal(allowing.check("127.5.6.7").allowed, true);
-    assert.equal(allowing.check("::1").allowed, true);
-    assert.equal(allowing.check("::ffff:127.0.0.1").allowed, true);
+    for (const address of ["127.0.0.1", "127.5.6.7", "::1", "::ffff:127.0.0.1"]) {
+      assert.deepEqual(allowing.check(address), { allowed: true, allowlisted: true }, address);
+    }
     assert.equal(allowing.check("10.0.0.1").allowed, false);
     assert.equal(allowing.check("fd00::1").allowed, false);
+    assert.equal(allowing.check("::7f00:1").allowed, false, "IPv4-compatible is not mapped");
+    assert.deepEqual(allowing.check("8.8.8.8"), { allowed: true, allowlisted: false });
+  });
+
+  it("lets the allowlist win over any block, IPv6 outside 2000::/3 included", () => {
+    const allowing = new AddressPolicy(["::/96", "4000::/2", "192.0.0.9/32"]);
+    for (const address of ["::7f00:1", "4000::1", "192.0.0.9"]) {
+      assert.deepEqual(allowing.check(address), { allowed: true, allowlisted: true }, address);
+    }
   });
 
   it("gives the same verdict every time, each policy its own", () => {
@@ -87,45 +156,5 @@ describe("AddressPolicy", () => {
     assert.throws(() => new AddressPolicy(["127.0.0.0/33"]));
     assert.equal(AddressPolicy.isValidCidr("10.0.0.0/8"), true);
     assert.equal(AddressPolicy.isValidCidr("10.0.0.0"), false);
-  });
-});
-
-describe("checkDestinationUrl", () => {
-  const policy = new AddressPolicy();
-  const resolver = tableResolver(
-    new Map([
-      ["hooks.example.test", ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"]],
-      ["rebind.example.test", ["93.184.215.14", "10.0.0.1"]],
-      ["nothing.example.test", []],
-    ]),
-    noSystemDns,
-  );
-  const check = (url: string): Promise<string[]> =>
-    checkDestinationUrl(url, { resolver, addressPolicy: policy });
-
-  it("returns every checked address of a public name", async () => {
-    assert.deepEqual(await check("https://hooks.example.test/x"), [
-      "93.184.215.14",
-      "2606:2800:21f:cb07:6820:80da:af6b:8b2c",
-    ]);
-  });
-
-  it("refuses a name with one public and one private address", async () => {
-    await assert.rejects(check("https://rebind.example.test/"), { code: "url_not_public" });
-  });
-
-  it("reports a name that does not resolve, or resolves to nothing, as url_unresolvable", async () => {
-    await assert.rejects(check("https://missing.example.test/"), { code: "url_unresolvable" });
-    await assert.rejects(check("https://nothing.example.test/"), { code: "url_unresolvable" });
-  });
-
-  it("treats localhost names as loopback without asking a resolver", async () => {
-    await assert.rejects(check("https://localhost/"), { code: "url_not_public" });
-    await assert.rejects(check("https://a.b.LOCALHOST./"), { code: "url_not_public" });
-  });
-
-  it("classifies IP literals without resolving them", async () => {
-    assert.deepEqual(await check("https://8.8.8.8/"), ["8.8.8.8"]);
-    await assert.rejects(check("https://0x7f.1/"), { code: "url_not_public" });
   });
 });

@@ -48,6 +48,7 @@ export const testResolve = [
   "metadata.example.test=169.254.169.254",
   "v6local.example.test=fd00::1",
   "empty.example.test=0.0.0.0",
+  "compatible.example.test=::7f00:1",
 ].join(",");
 
 export async function startTestServer(options: TestServerOptions): Promise<TestServer> {

@@ -42,13 +42,13 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
   app.post(collection, write, async (request, reply) => {
     const { workspace } = parseInput(workspaceParams, request.params);
     const input = parseInput(createBody, request.body);
-    await checkDestinationUrl(input.url, dependencies);
+    const { url } = await checkDestinationUrl(input.url, dependencies);
     const id = newId("dst");
     const secret = newSigningSecret();
     const destination = await store.createDestination({
       id,
       workspaceId: workspace,
-      url: input.url,
+      url: url.href,
       events: input.events,
       secretCiphertext: secretBox.encrypt(secret, id),
     });
@@ -74,8 +74,11 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
       throw new AppError("empty_update");
     }
     if ((await store.getDestination(workspace, id)) === null) throw notFound(id);
-    if (changes.url !== undefined) await checkDestinationUrl(changes.url, dependencies);
-    const updated = await store.updateDestination(workspace, id, changes);
+    const url =
+      changes.url === undefined
+        ? undefined
+        : (await checkDestinationUrl(changes.url, dependencies)).url.href;
+    const updated = await store.updateDestination(workspace, id, { ...changes, url });
     if (updated === null) throw notFound(id);
     return destinationBody(updated);
   });
