@@ -3,6 +3,7 @@ import "./request-context.ts";
 import { AppError } from "../errors.ts";
 import type { Scope, Store } from "../interfaces.ts";
 import { identify, scopesIn, type Credential } from "./auth/credential.ts";
+import { isWellFormedId } from "./webhooks/input.ts";
 
 /** A scope that grants another: write implies read. */
 const implied: Partial<Record<Scope, Scope>> = {
@@ -39,7 +40,9 @@ async function authorise(
   scope: Scope,
 ): Promise<Credential> {
   const credential = await identify(store, bearerToken(request));
-  const scopes = await scopesIn(store, credential, workspaceId);
+  const scopes = isWellFormedId(workspaceId)
+    ? await scopesIn(store, credential, workspaceId)
+    : null;
   if (scopes === null) {
     throw new AppError(
       "workspace_forbidden",

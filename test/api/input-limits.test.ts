@@ -71,6 +71,37 @@ describe("limits on what one request may bring (decision 28)", () => {
   });
 });
 
+describe("text that could name nothing is refused before the database sees it", () => {
+  let api: InProcessApi;
+  before(async () => {
+    api = await inProcessApi();
+  });
+  after(async () => {
+    await api.dispose();
+  });
+
+  it("a destination id with a NUL or other odd characters is 404 not_found", async () => {
+    for (const id of ["%00", "a%00b", "%E2%80%AE", "dst%20x", "%0A"]) {
+      for (const method of ["GET", "DELETE"] as const) {
+        assertEnvelope(await api.call(method, `/webhooks/${id}`), "not_found", `${method} ${id}`);
+      }
+      const update = await api.call("PATCH", `/webhooks/${id}`, { body: { active: false } });
+      assertEnvelope(update, "not_found", `PATCH ${id}`);
+    }
+  });
+
+  it("a workspace id with a NUL is 403 workspace_forbidden", async () => {
+    assertEnvelope(await api.call("GET", "/v1/workspaces/%00/webhooks"), "workspace_forbidden");
+  });
+
+  it("a sign-in whose e-mail holds a control character is 400 invalid_request", async () => {
+    const response = await api.call("POST", "/v1/auth/sessions", {
+      body: { email: "a\u0000@example.test", password: "correct horse battery" },
+    });
+    assert.equal(assertEnvelope(response, "invalid_request").param, "email");
+  });
+});
+
 describe("numbers in query strings (decision 28)", () => {
   let api: InProcessApi;
   before(async () => {

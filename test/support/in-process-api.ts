@@ -8,6 +8,7 @@ import { hashToken, newApiToken } from "../../src/crypto/tokens.ts";
 import { SCOPES, type Clock, type Resolver, type Scope } from "../../src/interfaces.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { AddressPolicy } from "../../src/net/address-policy.ts";
+import { PortSet } from "../../src/net/port-set.ts";
 import { tableResolver } from "../../src/net/resolver.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
@@ -80,6 +81,7 @@ export async function inProcessApi(
       clock,
       resolver: tableResolver(new Map([[publicTestHost, ["93.184.215.14"]]]), noSystemDns),
       addressPolicy: new AddressPolicy(config.allowPrivateNetworks),
+      destinationPorts: new PortSet(config.destinationPorts),
       sessionTtlMs: config.sessionTtl,
       limits,
     },

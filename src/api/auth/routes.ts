@@ -8,7 +8,12 @@ import { workspacesOf, type Credential, type WorkspaceAccess } from "./credentia
 import { signIn } from "./sign-in.ts";
 
 const signInBody = z.strictObject({
-  email: z.string({ error: "email is required" }).min(1).max(320),
+  email: z
+    .string({ error: "email is required" })
+    .min(1)
+    .max(320)
+    // eslint-disable-next-line no-control-regex -- control characters are what it refuses
+    .regex(/^[^\u0000-\u001f\u007f]*$/, { error: "email must not contain control characters" }),
   password: z.string({ error: "password is required" }).min(1).max(MAX_PASSWORD_LENGTH),
 });
 

@@ -11,7 +11,12 @@ import { API_VERSION, serialiseNotification, type NotificationHead } from "./not
 const publishBody = z.strictObject({
   type: z.enum(EVENT_TYPES, { error: `type must be one of: ${EVENT_TYPES.join(", ")}` }),
   data: z.strictObject({
-    object: z.record(z.string(), z.unknown(), { error: "data.object must be a JSON object" }),
+    // A plain-object check, not z.record: JSON's keys are strings already, and checking each
+    // of a 256 KiB object's 20,000 members took the main thread 6–12 ms.
+    object: z.custom<Record<string, unknown>>(
+      (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+      { error: "data.object must be a JSON object" },
+    ),
   }),
 });
 
@@ -27,8 +32,9 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
     const { workspace } = parseInput(workspaceParams, request.params);
     const input = parseInput(publishBody, request.body);
     // Before anything serialises it: JSON.stringify recurses, and a deep enough object
-    // overflows its stack.
-    if (nestingDepth(input.data.object, limits.eventDepthLimit) > limits.eventDepthLimit) {
+    // overflows its stack. The body is {"data":{"object":…}}: two levels above the object.
+    const bodyLimit = limits.eventDepthLimit + 2;
+    if (nestingDepth(request.rawBody ?? "", bodyLimit) > bodyLimit) {
       throw new AppError(
         "data_too_deep",
         `data.object nests objects and arrays more than ${limits.eventDepthLimit} deep, the most the server takes (eventDepthLimit).`,

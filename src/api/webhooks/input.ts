@@ -59,6 +59,15 @@ export const listQuery = z.strictObject({
 });
 
 export const destinationParams = z.object({ workspace: z.string(), id: z.string() });
+
+/**
+ * Whether a path's id could name anything: ids are letters, digits, `_` and `-` (`newId`).
+ * Anything else names nothing (a 404, or a 403 for a workspace) without asking the database,
+ * where a NUL is not even a valid parameter for PostgreSQL.
+ */
+export function isWellFormedId(text: string): boolean {
+  return /^[A-Za-z0-9_-]{1,100}$/.test(text);
+}
 export const workspaceParams = z.object({ workspace: z.string() });
 
 const codeFor = { url: "invalid_url", events: "invalid_events" } as const;

@@ -6,6 +6,7 @@ import type { ApiDependencies } from "../dependencies.ts";
 import {
   createBody,
   destinationParams,
+  isWellFormedId,
   listQuery,
   parseInput,
   updateBody,
@@ -56,8 +57,15 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
     return reply.status(201).send({ ...destinationBody(destination), secret });
   });
 
+  /** The workspace and destination id of a member route; a malformed id names nothing. */
+  const destinationOf = (params: unknown) => {
+    const { workspace, id } = parseInput(destinationParams, params);
+    if (!isWellFormedId(id)) throw notFound(id);
+    return { workspace, id };
+  };
+
   app.get(member, read, async (request) => {
-    const { workspace, id } = parseInput(destinationParams, request.params);
+    const { workspace, id } = destinationOf(request.params);
     const destination = await store.getDestination(workspace, id);
     if (destination === null) throw notFound(id);
     const lastDelivery = await store.getLastDelivery(workspace, id);
@@ -68,7 +76,7 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
   });
 
   app.patch(member, write, async (request) => {
-    const { workspace, id } = parseInput(destinationParams, request.params);
+    const { workspace, id } = destinationOf(request.params);
     const changes = parseInput(updateBody, request.body);
     if (changes.url === undefined && changes.events === undefined && changes.active === undefined) {
       throw new AppError("empty_update");
@@ -84,7 +92,7 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
   });
 
   app.delete(member, write, async (request) => {
-    const { workspace, id } = parseInput(destinationParams, request.params);
+    const { workspace, id } = destinationOf(request.params);
     if (!(await store.deleteDestination(workspace, id))) throw notFound(id);
     return { id, deleted: true };
   });
