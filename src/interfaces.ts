@@ -1,3 +1,10 @@
+import type { CredentialStore } from "./store/credential-store.ts";
+import type { DeliveryQueue } from "./store/delivery-queue.ts";
+import type { DestinationStore } from "./store/destination-store.ts";
+import type { Housekeeping } from "./store/housekeeping.ts";
+import type { IdempotencyStore } from "./store/idempotency-store.ts";
+import type { StorageHealth } from "./store/storage-health.ts";
+
 /**
  * The public types of the service, in one place: the resources of the API, the store the
  * database sits behind, and the seams (clock, resolver) that modules receive as arguments.
@@ -295,151 +302,18 @@ export type IdempotencyClaim =
   | { readonly kind: "in_progress" };
 
 /**
- * The database, behind one narrow interface with a SQLite and a PostgreSQL implementation.
- * Every method is one transaction: it either happens whole or not at all.
+ * The database, in slices, each an interface beside its SQL in `store/` (decision 30): every
+ * consumer is handed the slices it uses. Every method that changes something is one
+ * transaction: it either happens whole or not at all.
  */
 export interface Store {
-  /**
-   * Records that this database is initialised, with its first workspace and owner key.
-   * Returns false, changing nothing, when it already was.
-   */
-  initialise(workspace: { id: string; name: string }, key: NewApiKey): Promise<boolean>;
-  createWorkspace(workspace: { id: string; name: string }): Promise<Workspace>;
-  getWorkspace(id: string): Promise<Workspace | null>;
-
-  createApiKey(key: NewApiKey): Promise<ApiKey>;
-  /** An unrevoked key by the hash of its token. */
-  findActiveApiKey(tokenHash: string): Promise<ApiKey | null>;
-  /** Returns false when there is no such key; revoking twice is not an error. */
-  revokeApiKey(id: string): Promise<boolean>;
-
-  /** Newest first; `cursor` continues after the last item of the previous page. */
-  listDestinations(
-    workspaceId: string,
-    options: { limit: number; cursor: string | null },
-  ): Promise<Page<Destination>>;
-  createDestination(destination: NewDestination): Promise<Destination>;
-  /** Null for an unknown, deleted, or other workspace's id. */
-  getDestination(workspaceId: string, id: string): Promise<Destination | null>;
-  updateDestination(
-    workspaceId: string,
-    id: string,
-    changes: DestinationChanges,
-  ): Promise<Destination | null>;
-  /** Returns false for an unknown, already deleted, or other workspace's id. */
-  deleteDestination(workspaceId: string, id: string): Promise<boolean>;
-  /** The latest delivery to the destination, or null when none was ever queued. */
-  getLastDelivery(workspaceId: string, destinationId: string): Promise<LastDelivery | null>;
-
-  /**
-   * The transactional outbox: records the event and one pending delivery per matching
-   * destination (active, not deleted, subscribed by name or `*`) in one transaction.
-   * Returns how many deliveries were queued.
-   */
-  publishEvent(event: NewEvent): Promise<number>;
-  /**
-   * From now on, the deliveries of this store's publishes go to `taker`, leased to it in the
-   * publishing transaction, as many as it reserves; the rest stay due for a claim. Null stops.
-   */
-  handDeliveriesTo(taker: DeliveryTaker | null): void;
-  /**
-   * Claims due deliveries for `owner` until `leaseMs` from now, oldest due first within
-   * `room`: they are due again by themselves if the owner never reports back. Deliveries of a
-   * destination whose circuit is open are not claimed; of one half-open, one at most.
-   */
-  claimDueDeliveries(owner: string, room: ClaimRoom, leaseMs: number): Promise<ClaimedDelivery[]>;
-  /**
-   * Records the attempt, if one was made, and where the delivery now stands. Changes nothing,
-   * returning false, if the claim `lease` no longer holds the delivery.
-   */
-  finishAttempt(lease: string, seq: number, report: AttemptReport): Promise<boolean>;
-  /**
-   * When the earliest pending delivery is due that a claim with these exclusions could take,
-   * or null when there is none.
-   */
-  nextDueAt(exclusions?: ClaimExclusions): Promise<Date | null>;
-  /**
-   * Opens the destination's circuit until `until` (its `opens`-th opening in a row): its
-   * pending deliveries that are not claimed wait until then, and those created before
-   * `failCreatedBefore` end `failed` instead (their retries would be spent by then).
-   */
-  openCircuit(destinationId: string, opening: CircuitOpening): Promise<void>;
-  /**
-   * Gives deliveries claimed under `lease` back to the queue, due at `dueAt` (null: now), with
-   * nothing attempted: a worker that will not send them after all.
-   */
-  releaseDeliveries(lease: string, seqs: readonly number[], dueAt: Date | null): Promise<void>;
-  /** Closes the destination's circuit: a probe was delivered. */
-  closeCircuit(destinationId: string): Promise<void>;
-  /** Deletes attempt records that started before `before`; returns how many. */
-  pruneAttempts(before: Date): Promise<number>;
-  /**
-   * Deletes events published before `before` whose deliveries have all ended (delivered or
-   * failed), with those deliveries and their attempts; returns how many events.
-   */
-  pruneEvents(before: Date): Promise<number>;
-
-  /**
-   * Takes `key` for a request with `fingerprint`: locked for `lockMs`, kept for `ttlMs`. A key
-   * whose lock expired (its request died) is taken over; an expired key is a new key.
-   */
-  acquireIdempotencyKey(
-    workspaceId: string,
-    key: string,
-    fingerprint: string,
-    options: { lockMs: number; ttlMs: number },
-  ): Promise<IdempotencyClaim>;
-  /** Keeps the response of the request that holds the key, for replay. */
-  completeIdempotencyKey(workspaceId: string, key: string, response: StoredResponse): Promise<void>;
-  /** Frees a key whose request produced no response worth replaying (a 5xx). */
-  releaseIdempotencyKey(workspaceId: string, key: string): Promise<void>;
-  /** Deletes expired keys; returns how many. */
-  purgeIdempotencyKeys(): Promise<number>;
-
-  /**
-   * Resolves when the database answers a trivial query (readiness). While writes are failing
-   * for lack of space it also tries one cheap write, and rejects with `storage_full` until one
-   * succeeds (decision 22).
-   */
-  ping(): Promise<void>;
-  /** Since when writes have been failing for lack of space (`storage_full`); null while they succeed. */
-  storageFullSince(): Date | null;
-
-  /** A new user and their first membership, together. */
-  createUser(user: NewUser, membership: { workspaceId: string; role: Role }): Promise<User>;
-  /** By e-mail, compared lower-cased. */
-  findUserByEmail(email: string): Promise<UserWithPassword | null>;
-  /** Adds the membership, or changes its role; returns the role it had before (null: new). */
-  putMembership(userId: string, workspaceId: string, role: Role): Promise<Role | null>;
-  /** The user's role in the workspace; null when they are not a member. */
-  findMembershipRole(userId: string, workspaceId: string): Promise<Role | null>;
-  /** Every membership of the user, by workspace id. */
-  listMemberships(userId: string): Promise<Membership[]>;
-
-  createSession(session: NewSession): Promise<Session>;
-  /** A session by the hash of its token: null when unknown, revoked or expired. */
-  findActiveSession(tokenHash: string): Promise<Session | null>;
-  /** Returns false when there is no such session; revoking twice is not an error. */
-  revokeSession(id: string): Promise<boolean>;
-
-  /**
-   * Counts a sign-in attempt against each subject, before its password is checked, and
-   * returns the counts: so that attempts running at once cannot all slip under a limit. A
-   * subject's window of `windowMs` starts at its first counted attempt; when it has ended, the
-   * count starts again.
-   */
-  countSignInAttempt(subjects: readonly string[], windowMs: number): Promise<SignInFailures[]>;
-  /**
-   * Takes back a successful attempt: the account's count starts again (its owner knows the
-   * password); the address's attempt is uncounted, so that only failures add up there.
-   */
-  forgiveSignInAttempt(account: string, address: string): Promise<void>;
-  /**
-   * Deletes sessions that have expired or were revoked, and sign-in counts whose window of
-   * `windowMs` has ended; returns how many rows went.
-   */
-  purgeAuthRecords(options: { signInWindowMs: number }): Promise<number>;
-
+  readonly destinations: DestinationStore;
+  readonly queue: DeliveryQueue;
+  readonly credentials: CredentialStore;
+  readonly idempotency: IdempotencyStore;
+  readonly housekeeping: Housekeeping;
+  readonly health: StorageHealth;
+  /** Waits for the batches under way, then closes the database. */
   close(): Promise<void>;
 }
 

@@ -34,7 +34,7 @@ function bearerToken(request: FastifyRequest): string {
  * workspace; a session has its user's role's scopes in each workspace they are a member of.
  */
 async function authorise(
-  store: Store,
+  store: Pick<Store, "credentials">,
   request: FastifyRequest,
   workspaceId: string,
   scope: Scope,
@@ -60,7 +60,10 @@ async function authorise(
  * workspace in its path; a route marked `authenticated` only needs a valid credential. Later
  * hooks (idempotency) and the handler can rely on `credential` and `authorisedWorkspace`.
  */
-export function registerAuthorisation(app: FastifyInstance, store: Store): void {
+export function registerAuthorisation(
+  app: FastifyInstance,
+  store: Pick<Store, "credentials">,
+): void {
   app.addHook("onRequest", async (request) => {
     const { scope, authenticated } = request.routeOptions.config;
     if (scope !== undefined) {

@@ -1,10 +1,22 @@
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Clock, Store } from "../interfaces.ts";
+import type { DeliveryQueue } from "../store/delivery-queue.ts";
 import type { UrlCheckDependencies } from "../net/destination-url.ts";
+
+/**
+ * The slices of the store the API uses (decision 30): it publishes, but never claims or
+ * reports on a delivery, nor does any housekeeping.
+ */
+export interface ApiStore extends Pick<
+  Store,
+  "destinations" | "credentials" | "idempotency" | "health"
+> {
+  readonly queue: Pick<DeliveryQueue, "publishEvent">;
+}
 
 /** What the API's routes are given by the composition root. */
 export interface ApiDependencies extends UrlCheckDependencies {
-  readonly store: Store;
+  readonly store: ApiStore;
   readonly secretBox: SecretBox;
   readonly clock: Clock;
   /** How long a session lasts from sign-in (`sessionTtl`). */

@@ -67,7 +67,7 @@ function sealingContext(workspaceId: string, key: string): string {
 
 export function registerIdempotency(
   app: FastifyInstance,
-  dependencies: { store: Store; secretBox: SecretBox },
+  dependencies: { store: Pick<Store, "idempotency">; secretBox: SecretBox },
 ): void {
   const { store, secretBox } = dependencies;
 
@@ -78,10 +78,15 @@ export function registerIdempotency(
       return;
     }
     const key = parseKey(header);
-    const claim = await store.acquireIdempotencyKey(workspaceId, key, fingerprint(request), {
-      lockMs: IDEMPOTENCY_LOCK_MS,
-      ttlMs: IDEMPOTENCY_KEY_TTL_MS,
-    });
+    const claim = await store.idempotency.acquireIdempotencyKey(
+      workspaceId,
+      key,
+      fingerprint(request),
+      {
+        lockMs: IDEMPOTENCY_LOCK_MS,
+        ttlMs: IDEMPOTENCY_KEY_TTL_MS,
+      },
+    );
     switch (claim.kind) {
       case "acquired":
         request.idempotency = { workspaceId, key };
@@ -105,13 +110,13 @@ export function registerIdempotency(
     if (held === undefined) return payload;
     request.idempotency = undefined;
     if (typeof payload === "string" && isReplayable(reply.statusCode, payload)) {
-      await store.completeIdempotencyKey(held.workspaceId, held.key, {
+      await store.idempotency.completeIdempotencyKey(held.workspaceId, held.key, {
         status: reply.statusCode,
         contentType: String(reply.getHeader("content-type") ?? "application/json; charset=utf-8"),
         sealedBody: secretBox.encrypt(payload, sealingContext(held.workspaceId, held.key)),
       });
     } else {
-      await store.releaseIdempotencyKey(held.workspaceId, held.key);
+      await store.idempotency.releaseIdempotencyKey(held.workspaceId, held.key);
     }
     return payload;
   });

@@ -12,7 +12,7 @@ const readinessTimeoutMs = 1000;
  * that is its database answers; 503 `service_unavailable` otherwise, and 503 `storage_full`
  * while its writes fail for lack of space (until one succeeds: see `Store.ping`).
  */
-export function registerProbes(app: FastifyInstance, store: Store): void {
+export function registerProbes(app: FastifyInstance, store: Pick<Store, "health">): void {
   app.get("/healthz", () => ({ status: "ok" }));
   app.get("/readyz", async () => {
     await databaseAnswers(store);
@@ -20,7 +20,7 @@ export function registerProbes(app: FastifyInstance, store: Store): void {
   });
 }
 
-async function databaseAnswers(store: Store): Promise<void> {
+async function databaseAnswers(store: Pick<Store, "health">): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -28,7 +28,7 @@ async function databaseAnswers(store: Store): Promise<void> {
     }, readinessTimeoutMs);
   });
   try {
-    await Promise.race([store.ping(), timeout]);
+    await Promise.race([store.health.ping(), timeout]);
   } catch (error) {
     if (error instanceof AppError && error.code === "storage_full") throw error;
     throw new AppError("service_unavailable", undefined, { cause: error });
@@ -38,7 +38,10 @@ async function databaseAnswers(store: Store): Promise<void> {
 }
 
 /** What a `--role worker` process listens with: the probes and nothing else. */
-export function buildProbeApi(store: Store, logger: FastifyBaseLogger): FastifyInstance {
+export function buildProbeApi(
+  store: Pick<Store, "health">,
+  logger: FastifyBaseLogger,
+): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
     forceCloseConnections: "idle",

@@ -2,17 +2,19 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyBaseLogger } from "fastify";
 import { AppError } from "../errors.ts";
-import type {
-  AttemptReport,
-  ClaimedDelivery,
-  DeliveryTaker,
-  HandOverRoom,
-  Store,
-} from "../interfaces.ts";
+import type { AttemptReport, ClaimedDelivery, DeliveryTaker, HandOverRoom } from "../interfaces.ts";
+import type { DeliveryQueue } from "../store/delivery-queue.ts";
+import type { StorageHealth } from "../store/storage-health.ts";
 import { attemptDelivery, type AttemptDependencies } from "./attempt.ts";
 import { CircuitBreaker, type CircuitChange } from "./circuit-breaker.ts";
 import { DestinationSlots, heldWhenFast } from "./destination-slots.ts";
 import { WorkSignal } from "./work-signal.ts";
+
+/** The slices of the store a worker uses: the queue, and whether writes fail for lack of space. */
+export interface WorkerStore {
+  readonly queue: DeliveryQueue;
+  readonly health: StorageHealth;
+}
 
 /** How often the worker looks for destinations that stopped answering while others wait. */
 const shedEveryMs = 250;
@@ -55,7 +57,8 @@ export interface WorkerOptions {
  */
 export class DeliveryWorker implements DeliveryTaker {
   readonly owner = `worker_${randomBytes(8).toString("hex")}`;
-  readonly #store: Store;
+  readonly #queue: DeliveryQueue;
+  readonly #health: StorageHealth;
   readonly #dependencies: AttemptDependencies;
   readonly #logger: FastifyBaseLogger;
   readonly #options: WorkerOptions;
@@ -76,12 +79,13 @@ export class DeliveryWorker implements DeliveryTaker {
   #storageWaitMs = 0;
 
   constructor(
-    store: Store,
+    store: WorkerStore,
     dependencies: AttemptDependencies,
     logger: FastifyBaseLogger,
     options: WorkerOptions,
   ) {
-    this.#store = store;
+    this.#queue = store.queue;
+    this.#health = store.health;
     this.#dependencies = dependencies;
     this.#logger = logger.child({ worker: this.owner });
     this.#options = options;
@@ -151,7 +155,7 @@ export class DeliveryWorker implements DeliveryTaker {
     for (const { lease, seq } of deliveries)
       byLease.set(lease, [...(byLease.get(lease) ?? []), seq]);
     for (const [lease, seqs] of byLease) {
-      this.#store.releaseDeliveries(lease, seqs, dueAt).then(
+      this.#queue.releaseDeliveries(lease, seqs, dueAt).then(
         () => {
           this.#signal.notify();
         },
@@ -179,7 +183,7 @@ export class DeliveryWorker implements DeliveryTaker {
   async #run(): Promise<void> {
     while (this.#running) {
       try {
-        if (this.#store.storageFullSince() !== null) {
+        if (this.#health.storageFullSince() !== null) {
           await this.#waitForStorage();
           continue;
         }
@@ -189,7 +193,7 @@ export class DeliveryWorker implements DeliveryTaker {
         if (free > 0) {
           this.#claiming = free;
           try {
-            claimed = await this.#store.claimDueDeliveries(
+            claimed = await this.#queue.claimDueDeliveries(
               this.owner,
               this.#slots.room(free),
               this.#options.leaseMs,
@@ -217,7 +221,7 @@ export class DeliveryWorker implements DeliveryTaker {
     // Every slot attempting: one that finishes wakes the loop if anything may be due (see
     // #begin); else the poll does.
     if (this.#inFlight.size >= this.#options.concurrency) return idlePollMs;
-    const due = await this.#store.nextDueAt(this.#slots.exclusions());
+    const due = await this.#queue.nextDueAt(this.#slots.exclusions());
     if (due === null) return idlePollMs;
     const untilDue = due.getTime() - this.#now();
     if (untilDue > 0) return Math.min(untilDue, idlePollMs);
@@ -314,12 +318,12 @@ export class DeliveryWorker implements DeliveryTaker {
     const destinationId = delivery.destination.id;
     try {
       if (change.kind === "close") {
-        await this.#store.closeCircuit(destinationId);
+        await this.#queue.closeCircuit(destinationId);
         this.#logger.info({ destination_id: destinationId }, "destination's circuit closed");
         return;
       }
       const { opening } = change;
-      await this.#store.openCircuit(destinationId, opening);
+      await this.#queue.openCircuit(destinationId, opening);
       // What waits here for its turn waits for the circuit instead.
       const waiting = this.#slots.shedSlow(destinationId);
       if (waiting.length > 0) this.#giveBack(waiting, opening.until);
@@ -364,7 +368,7 @@ export class DeliveryWorker implements DeliveryTaker {
   ): Promise<boolean> {
     for (let waitMs = 100; ; waitMs = Math.min(waitMs * 2, 2000)) {
       try {
-        return await this.#store.finishAttempt(delivery.lease, delivery.seq, report);
+        return await this.#queue.finishAttempt(delivery.lease, delivery.seq, report);
       } catch (error) {
         const code = error instanceof AppError ? error.code : null;
         const retry =
@@ -386,13 +390,13 @@ export class DeliveryWorker implements DeliveryTaker {
   /**
    * While the store's writes fail for lack of space, claims would fail too (a claim writes):
    * claim nothing, and every few seconds ask the store whether a write succeeds again
-   * (`Store.ping` tries one while it is failing).
+   * (`StorageHealth.ping` tries one while it is failing).
    */
   async #waitForStorage(): Promise<void> {
     this.#storageWaitMs = Math.min(this.#storageWaitMs * 2 || 250, 5000);
     await this.#signal.wait(this.#storageWaitMs);
     try {
-      await this.#store.ping();
+      await this.#health.ping();
     } catch (error) {
       if (!(error instanceof AppError && error.code === "storage_full")) throw error;
       this.#logger.warn({ retry_in_ms: this.#storageWaitMs }, "storage full; not claiming");

@@ -95,14 +95,14 @@ export function startDelivery(
   });
   worker.start();
   // The deliveries of this process's publishes (role `all`) go straight to its worker.
-  store.handDeliveriesTo(worker);
+  store.queue.handDeliveriesTo(worker);
   const maintenance = startMaintenance(store, clock, logger, {
     attemptRetentionMs: config.attemptRetention,
     eventRetentionMs: config.eventRetention,
   });
   return {
     async stop() {
-      store.handDeliveriesTo(null);
+      store.queue.handDeliveriesTo(null);
       await maintenance.stop();
       await worker.stop();
       await sender.close();

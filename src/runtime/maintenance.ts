@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { SIGN_IN_LIMITS } from "../api/auth/sign-in-limits.ts";
-import type { Clock, Store } from "../interfaces.ts";
+import type { Clock } from "../interfaces.ts";
+import type { Housekeeping } from "../store/housekeeping.ts";
 
 const intervalMs = 3_600_000;
 
@@ -10,7 +11,7 @@ const intervalMs = 3_600_000;
  * sessions and ended sign-in windows. Errors are logged; the next round tries again.
  */
 export function startMaintenance(
-  store: Store,
+  store: { readonly housekeeping: Housekeeping },
   clock: Clock,
   logger: FastifyBaseLogger,
   options: { attemptRetentionMs: number; eventRetentionMs: number },
@@ -19,12 +20,14 @@ export function startMaintenance(
   const round = async (): Promise<void> => {
     try {
       const before = new Date(clock.now().getTime() - options.attemptRetentionMs);
-      const attempts = await store.pruneAttempts(before);
-      const events = await store.pruneEvents(
+      const attempts = await store.housekeeping.pruneAttempts(before);
+      const events = await store.housekeeping.pruneEvents(
         new Date(clock.now().getTime() - options.eventRetentionMs),
       );
-      const keys = await store.purgeIdempotencyKeys();
-      const auth = await store.purgeAuthRecords({ signInWindowMs: SIGN_IN_LIMITS.windowMs });
+      const keys = await store.housekeeping.purgeIdempotencyKeys();
+      const auth = await store.housekeeping.purgeAuthRecords({
+        signInWindowMs: SIGN_IN_LIMITS.windowMs,
+      });
       if (attempts + events + keys + auth > 0) {
         logger.info({ attempts, events, idempotency_keys: keys, auth }, "pruned expired records");
       }

@@ -25,7 +25,7 @@ async function apiOn(location: string) {
   const store = new SqlStore(db, clock);
   const token = newApiToken();
   const workspaceId = "ws_storage";
-  await store.initialise(
+  await store.credentials.initialise(
     { id: workspaceId, name: "storage" },
     {
       id: "key_storage",
@@ -34,7 +34,7 @@ async function apiOn(location: string) {
       scopes: ["webhooks:write", "events:write"],
     },
   );
-  await store.createDestination({
+  await store.destinations.createDestination({
     id: "dst_storage",
     workspaceId,
     url: "https://hooks.test/storage",
@@ -131,12 +131,12 @@ describe("a full disk on a small file system (SQLite)", () => {
     assertStorageFull(await api.publish(), "a publish");
     assertStorageFull(await api.publish(0, "key-1"), "a publish with an Idempotency-Key");
     assertStorageFull(await api.deactivate(), "a change");
-    assert.notEqual(api.store.storageFullSince(), null);
+    assert.notEqual(api.store.health.storageFullSince(), null);
     assertStorageFull(await api.readyz(), "/readyz");
 
     await disk.free();
     assert.equal((await api.readyz()).statusCode, 200, "ready again: its write succeeded");
-    assert.equal(api.store.storageFullSince(), null);
+    assert.equal(api.store.health.storageFullSince(), null);
     assert.equal((await api.publish()).statusCode, 202);
     assert.equal((await api.publish(0, "key-1")).statusCode, 202, "the key was not kept");
     assert.equal((await api.deactivate()).statusCode, 200);
@@ -178,7 +178,11 @@ describe("storage_full from the database engine", () => {
       await full.free();
     }
     assert.equal((await api.publish(200_000)).statusCode, 202);
-    assert.equal(api.store.storageFullSince(), null, "the successful write cleared the state");
+    assert.equal(
+      api.store.health.storageFullSince(),
+      null,
+      "the successful write cleared the state",
+    );
   });
 
   it("is not ready while writes fail for lack of space, and ready once one succeeds", async (t) => {

@@ -13,7 +13,7 @@ import { PortSet } from "../../src/net/port-set.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { eventually } from "../support/eventually.ts";
 import { testDatabaseLocation } from "../support/database.ts";
-import { claimUpTo } from "../support/delivery.ts";
+import { claimUpTo, withOverrides } from "../support/delivery.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -52,7 +52,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
   const publish = async (workspaceId: string): Promise<string> => {
     counter += 1;
     const id = `evt_hand_${counter}`;
-    await store.publishEvent({
+    await store.queue.publishEvent({
       id,
       workspaceId,
       type: "job.completed",
@@ -72,21 +72,20 @@ describe("fresh deliveries handed to the worker in the same process", () => {
     const polls = { nextDueAt: 0 };
     /** Called as each claim starts, before it reaches the store. */
     const hooks: { duringClaim: (limit: number) => void } = { duringClaim: () => undefined };
-    const claiming: Store = Object.create(store) as Store;
-    claiming.claimDueDeliveries = async (owner, room, leaseMs) => {
-      hooks.duringClaim(room.total);
-      const deliveries = await store.claimDueDeliveries(owner, room, leaseMs);
-      claimed.push(...deliveries.map((delivery) => delivery.eventId));
-      return deliveries;
-    };
-    claiming.nextDueAt = (exclusions) => {
-      polls.nextDueAt += 1;
-      return store.nextDueAt(exclusions);
-    };
-    claiming.finishAttempt = (lease, seq, report) => store.finishAttempt(lease, seq, report);
-    claiming.storageFullSince = () => store.storageFullSince();
+    const claiming = withOverrides(store.queue, {
+      claimDueDeliveries: async (owner, room, leaseMs) => {
+        hooks.duringClaim(room.total);
+        const deliveries = await store.queue.claimDueDeliveries(owner, room, leaseMs);
+        claimed.push(...deliveries.map((delivery) => delivery.eventId));
+        return deliveries;
+      },
+      nextDueAt: (exclusions) => {
+        polls.nextDueAt += 1;
+        return store.queue.nextDueAt(exclusions);
+      },
+    });
     const worker = new DeliveryWorker(
-      claiming,
+      { queue: claiming, health: store.health },
       {
         signingKeys: new SigningKeys(new SecretBox(Buffer.alloc(32, 1))),
         resolver: {
@@ -116,7 +115,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
         idlePollMs: () => 50,
       },
     );
-    store.handDeliveriesTo({
+    store.queue.handDeliveriesTo({
       owner: worker.owner,
       leaseMs: worker.leaseMs,
       reserve: () => worker.reserve(),
@@ -138,7 +137,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
       hooks,
       stop: async (): Promise<void> => {
         releaseLookups();
-        store.handDeliveriesTo(null);
+        store.queue.handDeliveriesTo(null);
         await worker.stop();
       },
     };
@@ -146,8 +145,8 @@ describe("fresh deliveries handed to the worker in the same process", () => {
 
   /** A workspace with one destination subscribed to everything. */
   const workspaceWithDestination = async (name: string): Promise<string> => {
-    const workspace = (await store.createWorkspace({ id: `ws_${name}`, name })).id;
-    await store.createDestination({
+    const workspace = (await store.credentials.createWorkspace({ id: `ws_${name}`, name })).id;
+    await store.destinations.createDestination({
       id: `dst_${name}`,
       workspaceId: workspace,
       url: `https://hooks.test/${name}`,

@@ -7,13 +7,13 @@ import { HttpSender } from "../../src/delivery/http-sender.ts";
 import { RetrySchedule } from "../../src/delivery/retry-schedule.ts";
 import { SigningKeys } from "../../src/delivery/signing-keys.ts";
 import { DeliveryWorker } from "../../src/delivery/worker.ts";
-import type { Store } from "../../src/interfaces.ts";
 import { AddressPolicy } from "../../src/net/address-policy.ts";
 import { PortSet } from "../../src/net/port-set.ts";
 import type { Database } from "../../src/store/database.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
 import { SqlStore } from "../../src/store/sql-store.ts";
+import { withOverrides } from "../support/delivery.ts";
 import { testBackend, testDatabaseLocation } from "../support/database.ts";
 import { eventually } from "../support/eventually.ts";
 import { mountSmallDisk, postgresDiskFull, type SmallDisk } from "../support/full-disk.ts";
@@ -80,15 +80,16 @@ describe("the worker while the disk is full", () => {
       t.skip(skip);
       return;
     }
-    const workspaceId = (await store.createWorkspace({ id: "ws_full", name: "full" })).id;
-    await store.createDestination({
+    const workspaceId = (await store.credentials.createWorkspace({ id: "ws_full", name: "full" }))
+      .id;
+    await store.destinations.createDestination({
       id: "dst_full",
       workspaceId,
       url: "https://hooks.test/full",
       events: ["*"],
       secretCiphertext: "sealed",
     });
-    await store.publishEvent({
+    await store.queue.publishEvent({
       id: "evt_full",
       workspaceId,
       type: "job.completed",
@@ -99,16 +100,15 @@ describe("the worker while the disk is full", () => {
     const held: (() => void)[] = [];
     let lookups = 0;
     let claimsWhileFull = 0;
-    // What the worker uses of the store (SqlStore's methods need the store itself as `this`).
-    const watched: Store = Object.create(store) as Store;
-    watched.claimDueDeliveries = (owner, limit, lease) => {
-      if (store.storageFullSince() !== null) claimsWhileFull += 1;
-      return store.claimDueDeliveries(owner, limit, lease);
+    const watched = {
+      queue: withOverrides(store.queue, {
+        claimDueDeliveries: (owner, limit, lease) => {
+          if (store.health.storageFullSince() !== null) claimsWhileFull += 1;
+          return store.queue.claimDueDeliveries(owner, limit, lease);
+        },
+      }),
+      health: store.health,
     };
-    watched.finishAttempt = (lease, seq, report) => store.finishAttempt(lease, seq, report);
-    watched.nextDueAt = () => store.nextDueAt();
-    watched.storageFullSince = () => store.storageFullSince();
-    watched.ping = () => store.ping();
     const retries: string[] = [];
     const logger = pino(
       { level: "warn" },
@@ -163,7 +163,7 @@ describe("the worker while the disk is full", () => {
         what: "the report retried past the lease",
       });
       assert.ok(Date.now() > claimedAt + leaseMs, "the lease has ended");
-      assert.notEqual(store.storageFullSince(), null);
+      assert.notEqual(store.health.storageFullSince(), null);
       assert.equal(lookups, 1, "not attempted again while its result waits");
       assert.equal(claimsWhileFull, 0, "no claim while writes fail for lack of space");
 
@@ -180,7 +180,7 @@ describe("the worker while the disk is full", () => {
         { what: "the result recorded once space was freed" },
       );
       assert.equal(Number(row.attempts), 1);
-      assert.equal(store.storageFullSince(), null);
+      assert.equal(store.health.storageFullSince(), null);
       assert.equal(lookups, 1, "the notification was attempted once");
     } finally {
       await free?.();

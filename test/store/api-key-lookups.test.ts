@@ -18,7 +18,7 @@ describe("API key lookups in the store", () => {
     store = await openStore(await testDatabaseLocation(join(dir.path, "keys")), {
       now: () => new Date(),
     });
-    await store.createWorkspace({ id: "ws_keys", name: "keys" });
+    await store.credentials.createWorkspace({ id: "ws_keys", name: "keys" });
   });
   after(async () => {
     await store.close();
@@ -29,7 +29,7 @@ describe("API key lookups in the store", () => {
   const newKey = async (): Promise<{ id: string; hash: string }> => {
     counter += 1;
     const hash = hashToken(newApiToken());
-    const key = await store.createApiKey({
+    const key = await store.credentials.createApiKey({
       id: `key_lookup_${counter}`,
       workspaceId: "ws_keys",
       tokenHash: hash,
@@ -42,12 +42,12 @@ describe("API key lookups in the store", () => {
     const first = await newKey();
     const second = await newKey();
     const revoked = await newKey();
-    await store.revokeApiKey(revoked.id);
+    await store.credentials.revokeApiKey(revoked.id);
     const unknown = hashToken(newApiToken());
 
     const answers = await Promise.all(
       [first.hash, unknown, second.hash, revoked.hash, first.hash].map((hash) =>
-        store.findActiveApiKey(hash),
+        store.credentials.findActiveApiKey(hash),
       ),
     );
     assert.deepEqual(
@@ -59,10 +59,10 @@ describe("API key lookups in the store", () => {
 
   it("sees a revocation in every lookup made after it", async () => {
     const key = await newKey();
-    assert.equal((await store.findActiveApiKey(key.hash))?.id, key.id);
-    await store.revokeApiKey(key.id);
+    assert.equal((await store.credentials.findActiveApiKey(key.hash))?.id, key.id);
+    await store.credentials.revokeApiKey(key.id);
     const after = await Promise.all(
-      [key.hash, key.hash].map((hash) => store.findActiveApiKey(hash)),
+      [key.hash, key.hash].map((hash) => store.credentials.findActiveApiKey(hash)),
     );
     assert.deepEqual(after, [null, null]);
   });

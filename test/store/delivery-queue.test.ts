@@ -27,14 +27,14 @@ describe("the delivery queue in the store", () => {
   const destination = async (events: string[], active = true): Promise<string> => {
     counter += 1;
     const id = `dst_${counter}`;
-    await store.createDestination({
+    await store.destinations.createDestination({
       id,
       workspaceId: workspace,
       url: `https://hooks.test/${counter}`,
       events: events as never,
       secretCiphertext: "sealed",
     });
-    if (!active) await store.updateDestination(workspace, id, { active: false });
+    if (!active) await store.destinations.updateDestination(workspace, id, { active: false });
     return id;
   };
   /** A new event of `type` (in the test's workspace unless told), not yet published. */
@@ -48,12 +48,12 @@ describe("the delivery queue in the store", () => {
       createdAt: clock.now(),
     };
   };
-  const publish = (type: EventType): Promise<number> => store.publishEvent(newEvent(type));
+  const publish = (type: EventType): Promise<number> => store.queue.publishEvent(newEvent(type));
   /** Ends every delivery left by earlier tests, including those still under a lease. */
   const drain = async (): Promise<void> => {
     clock.advance(86_400_000);
     for (const claimed of await claimUpTo(store, "drain", 1000, 1000)) {
-      await store.finishAttempt(claimed.lease, claimed.seq, {
+      await store.queue.finishAttempt(claimed.lease, claimed.seq, {
         attempt: null,
         result: { status: "failed" },
         error: "drained",
@@ -110,7 +110,7 @@ describe("the delivery queue in the store", () => {
   beforeEach(async () => {
     await drain();
     counter += 1;
-    workspace = (await store.createWorkspace({ id: `ws_${counter}`, name: "q" })).id;
+    workspace = (await store.credentials.createWorkspace({ id: `ws_${counter}`, name: "q" })).id;
   });
 
   it("queues one delivery per active destination subscribed by name or *", async () => {
@@ -119,7 +119,7 @@ describe("the delivery queue in the store", () => {
     await destination(["job.completed"]);
     await destination(["job.failed"], false);
     const deleted = await destination(["job.failed"]);
-    await store.deleteDestination(workspace, deleted);
+    await store.destinations.deleteDestination(workspace, deleted);
 
     assert.equal(await publish("job.failed"), 2);
     const claimed = await claimUpTo(store, "w1", 10, 1000);
@@ -136,13 +136,13 @@ describe("the delivery queue in the store", () => {
     clock.advance(5001);
     const [again] = await claimUpTo(store, "w2", 10, 5000);
     assert.equal(again?.seq, first.seq, "the abandoned claim is due again");
-    const stale = await store.finishAttempt(first.lease, first.seq, {
+    const stale = await store.queue.finishAttempt(first.lease, first.seq, {
       attempt: null,
       result: { status: "delivered" },
       error: null,
     });
     assert.equal(stale, false, "the worker whose lease expired cannot report");
-    const current = await store.finishAttempt(again.lease, first.seq, {
+    const current = await store.queue.finishAttempt(again.lease, first.seq, {
       attempt: { startedAt: clock.now(), durationMs: 3, statusCode: 200, errorClass: null },
       result: { status: "delivered" },
       error: null,
@@ -159,14 +159,14 @@ describe("the delivery queue in the store", () => {
     const [second] = await claimUpTo(store, "w1", 10, 5000);
     assert.equal(second?.seq, first.seq);
     assert.notEqual(second.lease, first.lease);
-    const late = await store.finishAttempt(first.lease, first.seq, {
+    const late = await store.queue.finishAttempt(first.lease, first.seq, {
       attempt: null,
       result: { status: "failed" },
       error: "the attempt that overran its lease",
     });
     assert.equal(late, false, "the overrun attempt cannot overwrite the current claim");
     assert.equal(
-      await store.finishAttempt(second.lease, second.seq, {
+      await store.queue.finishAttempt(second.lease, second.seq, {
         attempt: null,
         result: { status: "delivered" },
         error: null,
@@ -182,7 +182,7 @@ describe("the delivery queue in the store", () => {
     assert.equal(firstTwo.length, 2);
     const [retry] = firstTwo;
     assert.ok(retry);
-    await store.finishAttempt(retry.lease, retry.seq, {
+    await store.queue.finishAttempt(retry.lease, retry.seq, {
       attempt: {
         startedAt: clock.now(),
         durationMs: 5,
@@ -194,22 +194,22 @@ describe("the delivery queue in the store", () => {
     });
     const rest = await claimUpTo(store, "w1", 10, 1000);
     assert.equal(rest.length, 1, "the retried one waits for its time");
-    assert.equal((await store.nextDueAt())?.getTime(), clock.now().getTime() + 1000);
+    assert.equal((await store.queue.nextDueAt())?.getTime(), clock.now().getTime() + 1000);
   });
 
   it("shows the latest delivery's status, attempts and last error in last_delivery", async () => {
     const id = await destination(["job.completed"]);
-    assert.equal(await store.getLastDelivery(workspace, id), null);
+    assert.equal(await store.destinations.getLastDelivery(workspace, id), null);
     await publish("job.completed");
     const [claimed] = await claimUpTo(store, "w1", 10, 1000);
     assert.ok(claimed);
     const startedAt = clock.now();
-    await store.finishAttempt(claimed.lease, claimed.seq, {
+    await store.queue.finishAttempt(claimed.lease, claimed.seq, {
       attempt: { startedAt, durationMs: 12, statusCode: 503, errorClass: "http_status" },
       result: { status: "pending", nextAttemptAt: new Date(startedAt.getTime() + 5000) },
       error: "the receiver answered 503",
     });
-    const last = await store.getLastDelivery(workspace, id);
+    const last = await store.destinations.getLastDelivery(workspace, id);
     assert.deepEqual(last, {
       status: "pending",
       attempts: 1,
@@ -221,7 +221,11 @@ describe("the delivery queue in the store", () => {
       lastError: "the receiver answered 503",
       circuit: null,
     });
-    assert.equal(await store.getLastDelivery("ws_other", id), null, "scoped to the workspace");
+    assert.equal(
+      await store.destinations.getLastDelivery("ws_other", id),
+      null,
+      "scoped to the workspace",
+    );
   });
 
   it("never gives one delivery to two concurrent claimers, and misses none", async () => {
@@ -252,7 +256,7 @@ describe("the delivery queue in the store", () => {
   });
 
   it("prunes old events whose deliveries have ended, and keeps those still being retried", async () => {
-    await store.pruneEvents(clock.now()); // those of earlier tests
+    await store.housekeeping.pruneEvents(clock.now()); // those of earlier tests
     const id = await destination(["*"]);
     await publish("job.completed");
     await publish("job.failed");
@@ -260,12 +264,12 @@ describe("the delivery queue in the store", () => {
     assert.equal(claimed.length, 2);
     const [done, retrying] = claimed;
     assert.ok(done && retrying);
-    await store.finishAttempt(done.lease, done.seq, {
+    await store.queue.finishAttempt(done.lease, done.seq, {
       attempt: { startedAt: clock.now(), durationMs: 1, statusCode: 200, errorClass: null },
       result: { status: "delivered" },
       error: null,
     });
-    await store.finishAttempt(retrying.lease, retrying.seq, {
+    await store.queue.finishAttempt(retrying.lease, retrying.seq, {
       attempt: {
         startedAt: clock.now(),
         durationMs: 1,
@@ -275,10 +279,14 @@ describe("the delivery queue in the store", () => {
       result: { status: "pending", nextAttemptAt: new Date(clock.now().getTime() + 60_000) },
       error: "the receiver answered 500",
     });
-    assert.equal(await store.pruneEvents(clock.now()), 0, "nothing is older than now");
+    assert.equal(await store.housekeeping.pruneEvents(clock.now()), 0, "nothing is older than now");
     clock.advance(1000);
-    assert.equal(await store.pruneEvents(clock.now()), 1, "only the delivered event goes");
-    const last = await store.getLastDelivery(workspace, id);
+    assert.equal(
+      await store.housekeeping.pruneEvents(clock.now()),
+      1,
+      "only the delivered event goes",
+    );
+    const last = await store.destinations.getLastDelivery(workspace, id);
     assert.equal(last?.notificationId, retrying.eventId, "the one being retried stays");
     clock.advance(60_000);
     const [again] = await claimUpTo(store, "w1", 10, 1000);
@@ -286,18 +294,18 @@ describe("the delivery queue in the store", () => {
   });
 
   it("prunes attempt records older than the retention", async () => {
-    await store.pruneAttempts(clock.now()); // those of earlier tests
+    await store.housekeeping.pruneAttempts(clock.now()); // those of earlier tests
     await destination(["*"]);
     await publish("job.completed");
     const [claimed] = await claimUpTo(store, "w1", 10, 1000);
     assert.ok(claimed);
-    await store.finishAttempt(claimed.lease, claimed.seq, {
+    await store.queue.finishAttempt(claimed.lease, claimed.seq, {
       attempt: { startedAt: clock.now(), durationMs: 1, statusCode: 200, errorClass: null },
       result: { status: "delivered" },
       error: null,
     });
-    assert.equal(await store.pruneAttempts(clock.now()), 0);
-    assert.equal(await store.pruneAttempts(new Date(clock.now().getTime() + 1)), 1);
+    assert.equal(await store.housekeeping.pruneAttempts(clock.now()), 0);
+    assert.equal(await store.housekeeping.pruneAttempts(new Date(clock.now().getTime() + 1)), 1);
   });
 
   it("answers publishes made at once each with its own count, and queues them in publish order", async () => {
@@ -306,7 +314,8 @@ describe("the delivery queue in the store", () => {
     const failedB = await destination(["job.failed"]);
     const completed = await destination(["job.completed"]);
     counter += 1;
-    const empty = (await store.createWorkspace({ id: `ws_${counter}`, name: "empty" })).id;
+    const empty = (await store.credentials.createWorkspace({ id: `ws_${counter}`, name: "empty" }))
+      .id;
     const events = [
       newEvent("job.failed"), // everything, failedA, failedB
       newEvent("collection.completed"), // everything
@@ -314,7 +323,7 @@ describe("the delivery queue in the store", () => {
       newEvent("job.completed"), // everything, completed
     ];
     // All started in one turn: one batch.
-    const counts = await Promise.all(events.map((event) => store.publishEvent(event)));
+    const counts = await Promise.all(events.map((event) => store.queue.publishEvent(event)));
     assert.deepEqual(counts, [3, 1, 0, 2]);
 
     const claimed = await claimUpTo(store, "w1", 100, 1000);
@@ -357,7 +366,7 @@ describe("the delivery queue in the store", () => {
     const retryAt = new Date(firstAt.getTime() + 1000);
     /** What last_delivery shows of a destination, minus the fields fixed by the test. */
     const last = async (id: string) => {
-      const found = await store.getLastDelivery(workspace, id);
+      const found = await store.destinations.getLastDelivery(workspace, id);
       assert.ok(found);
       const { status, attempts, lastAttemptAt, lastStatusCode, lastError } = found;
       return { status, attempts, lastAttemptAt, lastStatusCode, lastError };
@@ -365,18 +374,22 @@ describe("the delivery queue in the store", () => {
 
     // Started in one turn: one batch, with and without attempts, of every outcome.
     const results = await Promise.all([
-      store.finishAttempt(
+      store.queue.finishAttempt(
         retried.lease,
         retried.seq,
         attempted(503, { status: "pending", nextAttemptAt: retryAt }, "the receiver answered 503"),
       ),
-      store.finishAttempt(delivered.lease, delivered.seq, attempted(200, { status: "delivered" })),
-      store.finishAttempt(abandoned.lease, abandoned.seq, {
+      store.queue.finishAttempt(
+        delivered.lease,
+        delivered.seq,
+        attempted(200, { status: "delivered" }),
+      ),
+      store.queue.finishAttempt(abandoned.lease, abandoned.seq, {
         attempt: null,
         result: { status: "failed" },
         error: "the destination was deleted before delivery",
       }),
-      store.finishAttempt(
+      store.queue.finishAttempt(
         timedOut.lease,
         timedOut.seq,
         attempted(null, { status: "pending", nextAttemptAt: retryAt }, "timed out"),
@@ -425,12 +438,12 @@ describe("the delivery queue in the store", () => {
     const lease = (seq: number): string => again.find((item) => item.seq === seq)?.lease ?? "";
     assert.deepEqual(
       await Promise.all([
-        store.finishAttempt(
+        store.queue.finishAttempt(
           lease(timedOut.seq),
           timedOut.seq,
           attempted(500, { status: "failed" }, "retries exhausted"),
         ),
-        store.finishAttempt(lease(retried.seq), retried.seq, {
+        store.queue.finishAttempt(lease(retried.seq), retried.seq, {
           attempt: null,
           result: { status: "failed" },
           error: "the destination was deactivated before delivery",
@@ -478,13 +491,17 @@ describe("the delivery queue in the store", () => {
 
       // Both started before either is awaited: one batch.
       const staleReport = () =>
-        store.finishAttempt(
+        store.queue.finishAttempt(
           expired.lease,
           expired.seq,
           attempted(500, { status: "failed" }, "the overrun attempt"),
         );
       const currentReport = () =>
-        store.finishAttempt(current.lease, current.seq, attempted(200, { status: "delivered" }));
+        store.queue.finishAttempt(
+          current.lease,
+          current.seq,
+          attempted(200, { status: "delivered" }),
+        );
       let stale: Promise<boolean>;
       let fresh: Promise<boolean>;
       if (staleFirst) {
@@ -496,7 +513,7 @@ describe("the delivery queue in the store", () => {
       }
       assert.deepEqual(await Promise.all([stale, fresh]), [false, true]);
 
-      const last = await store.getLastDelivery(workspace, id);
+      const last = await store.destinations.getLastDelivery(workspace, id);
       assert.equal(last?.status, "delivered");
       assert.equal(last.attempts, 1, "the stale attempt is not counted");
       assert.equal(last.lastStatusCode, 200);
@@ -532,7 +549,7 @@ describe("the delivery queue in the store", () => {
       return { taker, seen };
     };
     afterEach(() => {
-      store.handDeliveriesTo(null);
+      store.queue.handDeliveriesTo(null);
     });
 
     it("gives the taker up to its reservation, claimed, and leaves the rest due for others", async () => {
@@ -540,9 +557,9 @@ describe("the delivery queue in the store", () => {
       const second = await destination(["*"]);
       const third = await destination(["job.completed"]);
       const { taker, seen } = recordingTaker(2);
-      store.handDeliveriesTo(taker);
+      store.queue.handDeliveriesTo(taker);
       const event = newEvent("job.completed");
-      assert.equal(await store.publishEvent(event), 3, "the count is every delivery queued");
+      assert.equal(await store.queue.publishEvent(event), 3, "the count is every delivery queued");
 
       assert.equal(seen.taken.length, 1);
       const [{ reserved, deliveries } = { reserved: 0, deliveries: [] }] = seen.taken;
@@ -569,7 +586,7 @@ describe("the delivery queue in the store", () => {
       );
       const handed = deliveries[0] as ClaimedDelivery;
       assert.equal(
-        await store.finishAttempt(
+        await store.queue.finishAttempt(
           handed.lease,
           handed.seq,
           attempted(200, { status: "delivered" }),
@@ -577,13 +594,16 @@ describe("the delivery queue in the store", () => {
         true,
         "the taker reports under its lease as a claimer does",
       );
-      assert.equal((await store.getLastDelivery(workspace, first))?.status, "delivered");
+      assert.equal(
+        (await store.destinations.getLastDelivery(workspace, first))?.status,
+        "delivered",
+      );
     });
 
     it("does not announce a batch it handed over whole, and hands nothing when the taker declines", async () => {
       await destination(["*"]);
       const eager = recordingTaker(10);
-      store.handDeliveriesTo(eager.taker);
+      store.queue.handDeliveriesTo(eager.taker);
       await Promise.all([publish("job.completed"), publish("job.failed")]);
       assert.equal(
         eager.seen.taken.reduce((sum, batch) => sum + batch.deliveries.length, 0),
@@ -593,7 +613,7 @@ describe("the delivery queue in the store", () => {
       assert.deepEqual(await claimUpTo(store, "elsewhere", 10, 5000), []);
 
       const declining = recordingTaker(0);
-      store.handDeliveriesTo(declining.taker);
+      store.queue.handDeliveriesTo(declining.taker);
       await publish("job.completed");
       assert.deepEqual(declining.seen.taken, [{ reserved: 0, deliveries: [] }]);
       assert.equal(declining.seen.wakes, 1);
@@ -603,13 +623,13 @@ describe("the delivery queue in the store", () => {
     it("gives a handed delivery to another worker once its lease ends without a report (a crash)", async () => {
       await destination(["*"]);
       const { taker, seen } = recordingTaker(1);
-      store.handDeliveriesTo(taker);
+      store.queue.handDeliveriesTo(taker);
       await publish("job.completed");
       const handed = seen.taken[0]?.deliveries[0];
       assert.ok(handed);
       assert.deepEqual(await claimUpTo(store, "elsewhere", 10, 5000), []);
       assert.equal(
-        (await store.getLastDelivery(workspace, handed.destination.id))?.nextAttemptAt,
+        (await store.destinations.getLastDelivery(workspace, handed.destination.id))?.nextAttemptAt,
         null,
         "while leased there is no scheduled attempt to show",
       );
@@ -617,7 +637,7 @@ describe("the delivery queue in the store", () => {
       const [again] = await claimUpTo(store, "elsewhere", 10, 5000);
       assert.equal(again?.seq, handed.seq);
       assert.equal(
-        await store.finishAttempt(
+        await store.queue.finishAttempt(
           handed.lease,
           handed.seq,
           attempted(200, { status: "delivered" }),
@@ -630,9 +650,9 @@ describe("the delivery queue in the store", () => {
     it("returns the reservation with nothing when the batch fails, and writes none of it", async () => {
       await destination(["*"]);
       const { taker, seen } = recordingTaker(3);
-      store.handDeliveriesTo(taker);
+      store.queue.handDeliveriesTo(taker);
       const orphan = newEvent("job.completed", "ws_that_does_not_exist");
-      await assert.rejects(store.publishEvent(orphan));
+      await assert.rejects(store.queue.publishEvent(orphan));
       assert.deepEqual(seen.taken, [{ reserved: 3, deliveries: [] }]);
       assert.equal(seen.wakes, 0);
       const rows = await queryTestDatabase<{ count: number | string }>(

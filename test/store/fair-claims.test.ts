@@ -17,12 +17,12 @@ describe("fair claims and circuits in the store", () => {
 
   const workspace = async (): Promise<string> => {
     counter += 1;
-    return (await store.createWorkspace({ id: `ws_${counter}`, name: "fair" })).id;
+    return (await store.credentials.createWorkspace({ id: `ws_${counter}`, name: "fair" })).id;
   };
   const destination = async (workspaceId: string): Promise<string> => {
     counter += 1;
     const id = `dst_${counter}`;
-    await store.createDestination({
+    await store.destinations.createDestination({
       id,
       workspaceId,
       url: `https://hooks.test/${counter}`,
@@ -35,7 +35,7 @@ describe("fair claims and circuits in the store", () => {
   const publish = async (workspaceId: string, count: number): Promise<void> => {
     for (let index = 0; index < count; index += 1) {
       counter += 1;
-      await store.publishEvent({
+      await store.queue.publishEvent({
         id: `evt_${counter}`,
         workspaceId,
         type: "job.completed",
@@ -78,7 +78,7 @@ describe("fair claims and circuits in the store", () => {
     const quiet = await destination(ws);
     await publish(ws, 2);
 
-    const claimed = await store.claimDueDeliveries(
+    const claimed = await store.queue.claimDueDeliveries(
       "w1",
       room({ total: 10, perDestination: 3 }),
       60_000,
@@ -96,7 +96,7 @@ describe("fair claims and circuits in the store", () => {
     await publish(first, 4);
     await publish(second, 4);
 
-    const claimed = await store.claimDueDeliveries(
+    const claimed = await store.queue.claimDueDeliveries(
       "w1",
       room({
         total: 10,
@@ -116,7 +116,7 @@ describe("fair claims and circuits in the store", () => {
     assert.equal(count(taken, roomy), 1, "the workspace had room for one more");
     assert.equal(count(taken, other), 3, "another workspace, up to the destination limit");
 
-    const none = await store.claimDueDeliveries(
+    const none = await store.queue.claimDueDeliveries(
       "w2",
       room({ exclusions: { destinations: [], workspaces: [first, second] } }),
       60_000,
@@ -130,7 +130,7 @@ describe("fair claims and circuits in the store", () => {
     const healthy = await destination(ws);
     await publish(ws, 3);
     const until = new Date(clock.now().getTime() + 5000);
-    await store.openCircuit(failing, {
+    await store.queue.openCircuit(failing, {
       until,
       opens: 1,
       error: "10 attempts in a row failed (last: connection failed (ECONNREFUSED))",
@@ -145,8 +145,8 @@ describe("fair claims and circuits in the store", () => {
     );
     const open = await claimUpTo(store, "w1", 10, 60_000);
     assert.deepEqual(destinationsOf(open), [healthy, healthy, healthy]);
-    assert.deepEqual(await store.nextDueAt(), until, "a sleeping worker wakes when it ends");
-    const last = await store.getLastDelivery(ws, failing);
+    assert.deepEqual(await store.queue.nextDueAt(), until, "a sleeping worker wakes when it ends");
+    const last = await store.destinations.getLastDelivery(ws, failing);
     assert.equal(last?.circuit?.state, "open");
     assert.match(last.circuit.error ?? "", /ECONNREFUSED/);
 
@@ -155,7 +155,10 @@ describe("fair claims and circuits in the store", () => {
     assert.equal(Number((await statusOf(failing)).at(-1)?.next_attempt_at), until.getTime());
 
     clock.advance(5000);
-    assert.equal((await store.getLastDelivery(ws, failing))?.circuit?.state, "half_open");
+    assert.equal(
+      (await store.destinations.getLastDelivery(ws, failing))?.circuit?.state,
+      "half_open",
+    );
     const probe = await claimUpTo(store, "w1", 10, 60_000);
     assert.deepEqual(destinationsOf(probe).filter((id) => id === failing).length, 1, "one probe");
     assert.equal(
@@ -163,8 +166,8 @@ describe("fair claims and circuits in the store", () => {
       1,
     );
 
-    await store.closeCircuit(failing);
-    assert.equal((await store.getLastDelivery(ws, failing))?.circuit, null);
+    await store.queue.closeCircuit(failing);
+    assert.equal((await store.destinations.getLastDelivery(ws, failing))?.circuit, null);
     const rest = await claimUpTo(store, "w1", 10, 60_000);
     assert.equal(count(destinationsOf(rest), failing), 3, "the rest, once it closed");
   });
@@ -177,7 +180,7 @@ describe("fair claims and circuits in the store", () => {
     const [first, second] = await claimUpTo(store, "w1", 2, 60_000);
     for (const claimed of [first, second]) {
       if (claimed === undefined) throw new Error("two claimed");
-      await store.finishAttempt(claimed.lease, claimed.seq, {
+      await store.queue.finishAttempt(claimed.lease, claimed.seq, {
         attempt: {
           startedAt: clock.now(),
           durationMs: 3,
@@ -190,7 +193,7 @@ describe("fair claims and circuits in the store", () => {
     }
     clock.advance(10_000);
     await publish(ws, 1);
-    await store.openCircuit(failing, {
+    await store.queue.openCircuit(failing, {
       until: new Date(clock.now().getTime() + 60_000),
       opens: 3,
       error: "the probe failed (last: no answer within 10000ms)",
@@ -213,22 +216,22 @@ describe("fair claims and circuits in the store", () => {
     const ws = await workspace();
     const failing = await destination(ws);
     const later = new Date(clock.now().getTime() + 30_000);
-    await store.openCircuit(failing, {
+    await store.queue.openCircuit(failing, {
       until: later,
       opens: 2,
       error: "the probe failed",
       failCreatedBefore: new Date(0),
     });
-    await store.openCircuit(failing, {
+    await store.queue.openCircuit(failing, {
       until: new Date(clock.now().getTime() + 5000),
       opens: 1,
       error: "10 attempts in a row failed",
       failCreatedBefore: new Date(0),
     });
-    const circuit = (await store.getLastDelivery(ws, failing))?.circuit ?? null;
+    const circuit = (await store.destinations.getLastDelivery(ws, failing))?.circuit ?? null;
     assert.equal(circuit, null, "no delivery yet: nothing to show");
     await publish(ws, 1);
-    const shown = (await store.getLastDelivery(ws, failing))?.circuit;
+    const shown = (await store.destinations.getLastDelivery(ws, failing))?.circuit;
     assert.deepEqual(shown?.openUntil, later);
     assert.equal(shown.opens, 2);
   });
@@ -243,17 +246,21 @@ describe("fair claims and circuits in the store", () => {
       error: "failing",
       failCreatedBefore: new Date(0),
     };
-    await store.openCircuit(failing, opening);
-    await store.updateDestination(ws, failing, { url: "https://hooks.test/fixed" });
-    assert.equal((await store.getLastDelivery(ws, failing))?.circuit, null);
-    await store.openCircuit(failing, {
+    await store.queue.openCircuit(failing, opening);
+    await store.destinations.updateDestination(ws, failing, { url: "https://hooks.test/fixed" });
+    assert.equal((await store.destinations.getLastDelivery(ws, failing))?.circuit, null);
+    await store.queue.openCircuit(failing, {
       ...opening,
       until: new Date(clock.now().getTime() + 120_000),
     });
-    await store.updateDestination(ws, failing, { active: false });
-    assert.notEqual((await store.getLastDelivery(ws, failing))?.circuit, null, "off: still open");
-    await store.updateDestination(ws, failing, { active: true });
-    assert.equal((await store.getLastDelivery(ws, failing))?.circuit, null);
+    await store.destinations.updateDestination(ws, failing, { active: false });
+    assert.notEqual(
+      (await store.destinations.getLastDelivery(ws, failing))?.circuit,
+      null,
+      "off: still open",
+    );
+    await store.destinations.updateDestination(ws, failing, { active: true });
+    assert.equal((await store.destinations.getLastDelivery(ws, failing))?.circuit, null);
   });
 
   it("hands a publish's deliveries over only for destinations with room and a closed circuit", async () => {
@@ -261,14 +268,14 @@ describe("fair claims and circuits in the store", () => {
     const full = await destination(ws);
     const open = await destination(ws);
     const roomy = await destination(ws);
-    await store.openCircuit(open, {
+    await store.queue.openCircuit(open, {
       until: new Date(clock.now().getTime() + 5000),
       opens: 1,
       error: "failing",
       failCreatedBefore: new Date(0),
     });
     const handed: ClaimedDelivery[] = [];
-    store.handDeliveriesTo({
+    store.queue.handDeliveriesTo({
       owner: "local",
       leaseMs: 60_000,
       reserve: () => ({ slots: 10, excludedDestinations: [full] }),
@@ -280,7 +287,7 @@ describe("fair claims and circuits in the store", () => {
     try {
       await publish(ws, 1);
     } finally {
-      store.handDeliveriesTo(null);
+      store.queue.handDeliveriesTo(null);
     }
     assert.deepEqual(destinationsOf(handed), [roomy]);
     assert.equal((await claimUpTo(store, "w1", 10, 60_000)).length, 1, "the full one's is due");

@@ -62,12 +62,28 @@ export async function settledDeliveryStatuses(
  * held), as a worker with nothing in flight would: the store's claim, for tests of the queue.
  */
 export async function claimUpTo(
-  store: Pick<Store, "claimDueDeliveries">,
+  store: Pick<Store, "queue">,
   owner: string,
   limit: number,
   leaseMs: number,
 ): Promise<ClaimedDelivery[]> {
-  return store.claimDueDeliveries(owner, roomFor(limit), leaseMs);
+  return store.queue.claimDueDeliveries(owner, roomFor(limit), leaseMs);
+}
+
+/**
+ * `target` with `overrides` in place of some of its methods; the others are `target`'s own,
+ * called on it (so that its private fields stay reachable): a store slice a test watches.
+ */
+export function withOverrides<T extends object>(target: T, overrides: Partial<T>): T {
+  return new Proxy(target, {
+    get(object, key) {
+      if (Object.hasOwn(overrides, key)) return overrides[key as keyof T];
+      const value: unknown = Reflect.get(object, key, object);
+      return typeof value === "function"
+        ? (value as (...args: unknown[]) => unknown).bind(object)
+        : value;
+    },
+  });
 }
 
 /** A claim's room for `limit` deliveries, whatever their destinations and workspaces. */

@@ -390,7 +390,10 @@ export async function fuzzApi(
   loopDelay.disable();
   let cursor: string | null = null;
   do {
-    const page = await api.store.listDestinations(api.workspaceId, { limit: 100, cursor });
+    const page = await api.store.destinations.listDestinations(api.workspaceId, {
+      limit: 100,
+      cursor,
+    });
     for (const { url } of page.items) {
       assert.doesNotMatch(url, forbiddenInUrl, `a stored URL: ${JSON.stringify(url)}`);
     }

@@ -63,7 +63,7 @@ export async function inProcessApi(
   const key = async (scopes: readonly Scope[]): Promise<string> => {
     const token = newApiToken();
     keys += 1;
-    await store.createApiKey({
+    await store.credentials.createApiKey({
       id: `key_${keys}`,
       workspaceId,
       tokenHash: hashToken(token),
@@ -71,7 +71,7 @@ export async function inProcessApi(
     });
     return token;
   };
-  await store.createWorkspace({ id: workspaceId, name: "in process" });
+  await store.credentials.createWorkspace({ id: workspaceId, name: "in process" });
   const token = await key(SCOPES);
   const limits: ApiLimits = config;
   const app = buildApi(

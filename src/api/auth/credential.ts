@@ -30,10 +30,13 @@ export const SESSION_TOKEN_PREFIX = "svs_";
  * unknown, revoked or expired token of either kind is 401, with a message on how to get a
  * new one.
  */
-export async function identify(store: Store, token: string): Promise<Credential> {
+export async function identify(
+  store: Pick<Store, "credentials">,
+  token: string,
+): Promise<Credential> {
   const tokenHash = hashToken(token);
   if (token.startsWith(SESSION_TOKEN_PREFIX)) {
-    const session = await store.findActiveSession(tokenHash);
+    const session = await store.credentials.findActiveSession(tokenHash);
     if (session === null) {
       throw new AppError(
         "unauthenticated",
@@ -42,7 +45,7 @@ export async function identify(store: Store, token: string): Promise<Credential>
     }
     return { kind: "session", session };
   }
-  const apiKey = await store.findActiveApiKey(tokenHash);
+  const apiKey = await store.credentials.findActiveApiKey(tokenHash);
   if (apiKey === null) {
     throw new AppError(
       "unauthenticated",
@@ -58,7 +61,7 @@ export async function identify(store: Store, token: string): Promise<Credential>
  * which naming another workspace can never change.
  */
 export async function scopesIn(
-  store: Store,
+  store: Pick<Store, "credentials">,
   credential: Credential,
   workspaceId: string,
 ): Promise<readonly Scope[] | null> {
@@ -66,7 +69,10 @@ export async function scopesIn(
     case "api_key":
       return credential.apiKey.workspaceId === workspaceId ? credential.apiKey.scopes : null;
     case "session": {
-      const role = await store.findMembershipRole(credential.session.user.id, workspaceId);
+      const role = await store.credentials.findMembershipRole(
+        credential.session.user.id,
+        workspaceId,
+      );
       return role === null ? null : ROLE_SCOPES[role];
     }
     default:
@@ -76,22 +82,24 @@ export async function scopesIn(
 
 /** Every workspace the credential reaches, by id. */
 export async function workspacesOf(
-  store: Store,
+  store: Pick<Store, "credentials">,
   credential: Credential,
 ): Promise<WorkspaceAccess[]> {
   switch (credential.kind) {
     case "api_key": {
       const { workspaceId, scopes } = credential.apiKey;
-      const workspace = await store.getWorkspace(workspaceId);
+      const workspace = await store.credentials.getWorkspace(workspaceId);
       return [{ id: workspaceId, name: workspace?.name ?? "", role: null, scopes }];
     }
     case "session":
-      return (await store.listMemberships(credential.session.user.id)).map((membership) => ({
-        id: membership.workspaceId,
-        name: membership.workspaceName,
-        role: membership.role,
-        scopes: ROLE_SCOPES[membership.role],
-      }));
+      return (await store.credentials.listMemberships(credential.session.user.id)).map(
+        (membership) => ({
+          id: membership.workspaceId,
+          name: membership.workspaceName,
+          role: membership.role,
+          scopes: ROLE_SCOPES[membership.role],
+        }),
+      );
     default:
       return unreachable(credential);
   }

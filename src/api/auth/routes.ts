@@ -77,7 +77,7 @@ export function registerAuthRoutes(app: FastifyInstance, dependencies: ApiDepend
         "Only a session can be signed out. An API key is revoked by an operator: `svc admin keys revoke <key-id>`.",
       );
     }
-    await store.revokeSession(credential.session.id);
+    await store.credentials.revokeSession(credential.session.id);
     return { id: credential.session.id, revoked: true };
   });
 }

@@ -28,11 +28,11 @@ export function signInSubjects(email: string, address: string): SignInSubjects {
  * parallel guesses is cut off as surely as a sequence, across every API process.
  */
 export async function admitSignInAttempt(
-  store: Store,
+  store: Pick<Store, "credentials">,
   subjects: SignInSubjects,
   now: Date,
 ): Promise<void> {
-  const counts = await store.countSignInAttempt(
+  const counts = await store.credentials.countSignInAttempt(
     [subjects.account, subjects.address],
     SIGN_IN_LIMITS.windowMs,
   );

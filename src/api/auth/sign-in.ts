@@ -23,15 +23,15 @@ export async function signIn(
   const { store, clock } = dependencies;
   const subjects = signInSubjects(input.email, input.address);
   await admitSignInAttempt(store, subjects, clock.now());
-  const user = await store.findUserByEmail(input.email);
+  const user = await store.credentials.findUserByEmail(input.email);
   const matches = await verifyPassword(
     input.password,
     user?.passwordHash ?? (await unknownAccountHash()),
   );
   if (user === null || !matches) throw new AppError("invalid_credentials");
-  await store.forgiveSignInAttempt(subjects.account, subjects.address);
+  await store.credentials.forgiveSignInAttempt(subjects.account, subjects.address);
   const token = newSessionToken();
-  const session = await store.createSession({
+  const session = await store.credentials.createSession({
     id: newId("ses"),
     userId: user.id,
     tokenHash: hashToken(token),

@@ -49,7 +49,7 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
       created: Math.floor(createdAt.getTime() / 1000),
     };
     // Committed, with one delivery per matching destination, before the 202 is sent.
-    await store.publishEvent({
+    await store.queue.publishEvent({
       id: head.id,
       workspaceId: workspace,
       type: head.type,

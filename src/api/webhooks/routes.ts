@@ -33,7 +33,7 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
   app.get(collection, read, async (request) => {
     const { workspace } = parseInput(workspaceParams, request.params);
     const query = parseInput(listQuery, request.query);
-    const page = await store.listDestinations(workspace, {
+    const page = await store.destinations.listDestinations(workspace, {
       limit: query.limit,
       cursor: query.cursor ?? null,
     });
@@ -46,7 +46,7 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
     const { url } = await checkDestinationUrl(input.url, dependencies);
     const id = newId("dst");
     const secret = newSigningSecret();
-    const destination = await store.createDestination({
+    const destination = await store.destinations.createDestination({
       id,
       workspaceId: workspace,
       url: url.href,
@@ -66,9 +66,9 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
 
   app.get(member, read, async (request) => {
     const { workspace, id } = destinationOf(request.params);
-    const destination = await store.getDestination(workspace, id);
+    const destination = await store.destinations.getDestination(workspace, id);
     if (destination === null) throw notFound(id);
-    const lastDelivery = await store.getLastDelivery(workspace, id);
+    const lastDelivery = await store.destinations.getLastDelivery(workspace, id);
     return {
       ...destinationBody(destination),
       last_delivery: lastDelivery === null ? null : lastDeliveryBody(lastDelivery),
@@ -81,19 +81,19 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
     if (changes.url === undefined && changes.events === undefined && changes.active === undefined) {
       throw new AppError("empty_update");
     }
-    if ((await store.getDestination(workspace, id)) === null) throw notFound(id);
+    if ((await store.destinations.getDestination(workspace, id)) === null) throw notFound(id);
     const url =
       changes.url === undefined
         ? undefined
         : (await checkDestinationUrl(changes.url, dependencies)).url.href;
-    const updated = await store.updateDestination(workspace, id, { ...changes, url });
+    const updated = await store.destinations.updateDestination(workspace, id, { ...changes, url });
     if (updated === null) throw notFound(id);
     return destinationBody(updated);
   });
 
   app.delete(member, write, async (request) => {
     const { workspace, id } = destinationOf(request.params);
-    if (!(await store.deleteDestination(workspace, id))) throw notFound(id);
+    if (!(await store.destinations.deleteDestination(workspace, id))) throw notFound(id);
     return { id, deleted: true };
   });
 }

@@ -65,7 +65,7 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
       return withOperatorStore(options, io.env, async (store) => {
         const workspaceId = newId("ws");
         const { keyId, recorded } = await issueKeyToFile(output, workspaceId, SCOPES, (key) =>
-          store.initialise({ id: workspaceId, name: options.name }, key),
+          store.credentials.initialise({ id: workspaceId, name: options.name }, key),
         );
         if (!recorded) throw new AppError("already_initialised");
         return {
@@ -93,7 +93,10 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
   ).action(
     action<WorkspaceCreateOptions>(io, { accepts: [] }, (options) =>
       withOperatorStore(options, io.env, async (store) => {
-        const workspace = await store.createWorkspace({ id: newId("ws"), name: options.name });
+        const workspace = await store.credentials.createWorkspace({
+          id: newId("ws"),
+          name: options.name,
+        });
         return {
           data: {
             id: workspace.id,
@@ -123,11 +126,11 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
       const scopes = parseScopes(options.scopes);
       const output = keyFile(options, "admin keys create");
       return withOperatorStore(options, io.env, async (store) => {
-        if ((await store.getWorkspace(workspaceId)) === null) {
+        if ((await store.credentials.getWorkspace(workspaceId)) === null) {
           throw new AppError("not_found", `No workspace ${workspaceId}.`, { param: "workspace" });
         }
         const { keyId } = await issueKeyToFile(output, workspaceId, scopes, async (key) => {
-          await store.createApiKey(key);
+          await store.credentials.createApiKey(key);
           return true;
         });
         return {
@@ -147,7 +150,7 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
   ).action(
     action<GlobalOptions & DatabaseFlags>(io, { accepts: [] }, (options, [keyId = ""]) =>
       withOperatorStore(options, io.env, async (store) => {
-        if (!(await store.revokeApiKey(keyId))) {
+        if (!(await store.credentials.revokeApiKey(keyId))) {
           throw new AppError("not_found", `No API key ${keyId}.`, { param: "key-id" });
         }
         return { data: { id: keyId, revoked: true }, human: `revoked: ${keyId}` };

@@ -87,18 +87,22 @@ function membershipResult(
  * its role changed) and the password is neither asked for nor changed.
  */
 async function createUser(
-  store: Store,
+  store: Pick<Store, "credentials">,
   io: CliIo,
   options: UserCreateOptions,
   workspaceId: string,
 ): Promise<CommandResult> {
   const email = checkedEmail(options.email);
-  if ((await store.getWorkspace(workspaceId)) === null) {
+  if ((await store.credentials.getWorkspace(workspaceId)) === null) {
     throw new AppError("not_found", `No workspace ${workspaceId}.`, { param: "workspace" });
   }
-  const existing = await store.findUserByEmail(email);
+  const existing = await store.credentials.findUserByEmail(email);
   if (existing !== null) {
-    const previousRole = await store.putMembership(existing.id, workspaceId, options.role);
+    const previousRole = await store.credentials.putMembership(
+      existing.id,
+      workspaceId,
+      options.role,
+    );
     const note =
       previousRole === null
         ? `User ${email} exists; added as ${options.role} of ${workspaceId} (password unchanged).`
@@ -114,7 +118,7 @@ async function createUser(
     );
   }
   const passwordHash = await hashPassword(await newPassword(io, email));
-  const user = await store.createUser(
+  const user = await store.credentials.createUser(
     { id: newId("usr"), email, passwordHash },
     { workspaceId, role: options.role },
   );

@@ -1,0 +1,170 @@
+import type {
+  AttemptReport,
+  CircuitOpening,
+  ClaimExclusions,
+  ClaimRoom,
+  ClaimedDelivery,
+  Clock,
+  DeliveryTaker,
+  NewEvent,
+} from "../interfaces.ts";
+import type { Database } from "./database.ts";
+import { Batcher } from "./batcher.ts";
+import { closeCircuit, openCircuit } from "./sql/circuits.ts";
+import {
+  claimDueDeliveries,
+  finishAttempts,
+  type FinishedAttempt,
+  newLease,
+  releaseDeliveries,
+  selectNextDueAt,
+} from "./sql/deliveries.ts";
+import { type PublishedBatch, publishEvents } from "./sql/events.ts";
+
+/** The most publishes, results or key lookups one batch carries. */
+const maxBatch = 256;
+
+/** The transactional outbox and its leased queue: what the delivery worker uses (decisions 10, 19, 24). */
+export interface DeliveryQueue {
+  /**
+   * The transactional outbox: records the event and one pending delivery per matching
+   * destination (active, not deleted, subscribed by name or `*`) in one transaction.
+   * Returns how many deliveries were queued.
+   */
+  publishEvent(event: NewEvent): Promise<number>;
+
+  /**
+   * From now on, the deliveries of this store's publishes go to `taker`, leased to it in the
+   * publishing transaction, as many as it reserves; the rest stay due for a claim. Null stops.
+   */
+  handDeliveriesTo(taker: DeliveryTaker | null): void;
+
+  /**
+   * Claims due deliveries for `owner` until `leaseMs` from now, oldest due first within
+   * `room`: they are due again by themselves if the owner never reports back. Deliveries of a
+   * destination whose circuit is open are not claimed; of one half-open, one at most.
+   */
+  claimDueDeliveries(owner: string, room: ClaimRoom, leaseMs: number): Promise<ClaimedDelivery[]>;
+
+  /**
+   * Records the attempt, if one was made, and where the delivery now stands. Changes nothing,
+   * returning false, if the claim `lease` no longer holds the delivery.
+   */
+  finishAttempt(lease: string, seq: number, report: AttemptReport): Promise<boolean>;
+
+  /**
+   * When the earliest pending delivery is due that a claim with these exclusions could take,
+   * or null when there is none.
+   */
+  nextDueAt(exclusions?: ClaimExclusions): Promise<Date | null>;
+
+  /**
+   * Opens the destination's circuit until `until` (its `opens`-th opening in a row): its
+   * pending deliveries that are not claimed wait until then, and those created before
+   * `failCreatedBefore` end `failed` instead (their retries would be spent by then).
+   */
+  openCircuit(destinationId: string, opening: CircuitOpening): Promise<void>;
+
+  /**
+   * Gives deliveries claimed under `lease` back to the queue, due at `dueAt` (null: now), with
+   * nothing attempted: a worker that will not send them after all.
+   */
+  releaseDeliveries(lease: string, seqs: readonly number[], dueAt: Date | null): Promise<void>;
+
+  /** Closes the destination's circuit: a probe was delivered. */
+  closeCircuit(destinationId: string): Promise<void>;
+}
+
+/** The DeliveryQueue over any `Database`: the SQL is in `./sql/`. */
+export class SqlDeliveryQueue implements DeliveryQueue {
+  readonly #db: Database;
+  readonly #clock: Clock;
+  /** Publishes and delivery results, the hot paths, are written in batches (`Batcher`). */
+  readonly #publishes: Batcher<NewEvent, number>;
+  readonly #results: Batcher<FinishedAttempt, boolean>;
+  /** The worker in this process that takes fresh deliveries, if any (decision 19). */
+  #taker: DeliveryTaker | null = null;
+
+  constructor(db: Database, clock: Clock) {
+    this.#db = db;
+    this.#clock = clock;
+    this.#publishes = new Batcher((events) => this.#publishBatch(events), { maxBatch });
+    this.#results = new Batcher((reports) => finishAttempts(this.#db, reports, this.#now()), {
+      maxBatch,
+    });
+  }
+
+  #now(): number {
+    return this.#clock.now().getTime();
+  }
+
+  publishEvent(event: NewEvent): Promise<number> {
+    return this.#publishes.add(event);
+  }
+
+  handDeliveriesTo(taker: DeliveryTaker | null): void {
+    this.#taker = taker;
+  }
+
+  /**
+   * One publish batch: its deliveries go to the taker, as many as it reserves, claimed in the
+   * same transaction; workers hear only of what is left for a claim, after the commit.
+   */
+  async #publishBatch(events: readonly NewEvent[]): Promise<number[]> {
+    const taker = this.#taker;
+    const room = taker?.reserve() ?? { slots: 0, excludedDestinations: [] };
+    const reserved = room.slots;
+    const lease =
+      taker !== null && reserved > 0
+        ? {
+            token: newLease(taker.owner),
+            until: this.#now() + taker.leaseMs,
+            limit: reserved,
+            excludedDestinations: room.excludedDestinations,
+          }
+        : null;
+    let published: PublishedBatch;
+    try {
+      published = await publishEvents(this.#db, events, lease);
+    } catch (error) {
+      taker?.take(reserved, []);
+      throw error;
+    }
+    taker?.take(reserved, published.handed);
+    const total = published.queued.reduce((sum, count) => sum + count, 0);
+    if (total > published.handed.length) {
+      this.#db.announceDeliveriesQueued();
+      taker?.wake();
+    }
+    return published.queued;
+  }
+
+  claimDueDeliveries(owner: string, room: ClaimRoom, leaseMs: number): Promise<ClaimedDelivery[]> {
+    return claimDueDeliveries(this.#db, owner, room, this.#now(), leaseMs);
+  }
+
+  finishAttempt(lease: string, seq: number, report: AttemptReport): Promise<boolean> {
+    return this.#results.add({ lease, seq, report });
+  }
+
+  nextDueAt(exclusions?: ClaimExclusions): Promise<Date | null> {
+    return selectNextDueAt(this.#db, this.#now(), exclusions);
+  }
+
+  openCircuit(destinationId: string, opening: CircuitOpening): Promise<void> {
+    return openCircuit(this.#db, destinationId, opening, this.#now());
+  }
+
+  releaseDeliveries(lease: string, seqs: readonly number[], dueAt: Date | null): Promise<void> {
+    return releaseDeliveries(this.#db, lease, seqs, dueAt?.getTime() ?? this.#now());
+  }
+
+  closeCircuit(destinationId: string): Promise<void> {
+    return closeCircuit(this.#db, destinationId);
+  }
+
+  /** Resolves once the batches under way are written. */
+  async idle(): Promise<void> {
+    await Promise.all([this.#publishes.idle(), this.#results.idle()]);
+  }
+}

@@ -1,0 +1,63 @@
+import type { Clock } from "../interfaces.ts";
+import type { Database } from "./database.ts";
+import { deleteAttemptsBefore, deleteEndedEventsBefore } from "./sql/deliveries.ts";
+import { deleteExpiredIdempotencyKeys } from "./sql/idempotency.ts";
+import { deleteEndedSessions } from "./sql/sessions.ts";
+import { deleteEndedSignInWindows } from "./sql/sign-in-attempts.ts";
+
+/** What the maintenance loop deletes when its time is up. */
+export interface Housekeeping {
+  /** Deletes attempt records that started before `before`; returns how many. */
+  pruneAttempts(before: Date): Promise<number>;
+
+  /**
+   * Deletes events published before `before` whose deliveries have all ended (delivered or
+   * failed), with those deliveries and their attempts; returns how many events.
+   */
+  pruneEvents(before: Date): Promise<number>;
+
+  /** Deletes expired keys; returns how many. */
+  purgeIdempotencyKeys(): Promise<number>;
+
+  /**
+   * Deletes sessions that have expired or were revoked, and sign-in counts whose window of
+   * `windowMs` has ended; returns how many rows went.
+   */
+  purgeAuthRecords(options: { signInWindowMs: number }): Promise<number>;
+}
+
+/** The Housekeeping over any `Database`: the SQL is in `./sql/`. */
+export class SqlHousekeeping implements Housekeeping {
+  readonly #db: Database;
+  readonly #clock: Clock;
+
+  constructor(db: Database, clock: Clock) {
+    this.#db = db;
+    this.#clock = clock;
+  }
+
+  #now(): number {
+    return this.#clock.now().getTime();
+  }
+
+  pruneAttempts(before: Date): Promise<number> {
+    return deleteAttemptsBefore(this.#db, before.getTime());
+  }
+
+  pruneEvents(before: Date): Promise<number> {
+    return this.#db.transaction((tx) => deleteEndedEventsBefore(tx, before.getTime()));
+  }
+
+  purgeIdempotencyKeys(): Promise<number> {
+    return deleteExpiredIdempotencyKeys(this.#db, this.#now());
+  }
+
+  purgeAuthRecords(options: { signInWindowMs: number }): Promise<number> {
+    const now = this.#now();
+    return this.#db.transaction(
+      async (tx) =>
+        (await deleteEndedSessions(tx, now)) +
+        (await deleteEndedSignInWindows(tx, { now, windowMs: options.signInWindowMs })),
+    );
+  }
+}
