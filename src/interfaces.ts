@@ -107,6 +107,8 @@ export interface ClaimedDelivery {
   readonly body: string;
   /** Attempts made before this one. */
   readonly attempts: number;
+  /** Attempts made before its latest retry: the schedule counts from there (decision 30). */
+  readonly retryBase: number;
   readonly destination: {
     readonly id: string;
     readonly url: string;
@@ -185,6 +187,8 @@ export interface AttemptRecord {
   readonly statusCode: number | null;
   /** A short class such as `timeout`, `connection`, `http_status`; null when delivered. */
   readonly errorClass: string | null;
+  /** The first 2 KiB of the receiver's answer, as text, when it had one. */
+  readonly responseBody?: string | null;
 }
 
 /** Where a delivery stands after an attempt. */

@@ -47,7 +47,8 @@ export async function attemptDelivery(
   if (!destination.active) return notApplicable("the destination was deactivated before delivery");
 
   const startedAt = dependencies.clock.now();
-  const attemptsMade = delivery.attempts + 1;
+  // The schedule counts the attempts since the latest retry (decision 30).
+  const attemptsMade = delivery.attempts - delivery.retryBase + 1;
   const finish = (outcome: Outcome): AttemptReport =>
     decide(outcome, { startedAt, attemptsMade, dependencies });
 
@@ -117,6 +118,7 @@ function decide(
     durationMs: now.getTime() - startedAt.getTime(),
     statusCode,
     errorClass: errorClassOf(outcome),
+    responseBody: outcome.kind === "response" ? (outcome.body ?? null) : null,
   };
   if (statusCode !== null && statusCode >= 200 && statusCode < 300) {
     return { attempt, result: { status: "delivered" }, error: null };

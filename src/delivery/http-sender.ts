@@ -16,7 +16,13 @@ export interface SendRequest {
 export type ErrorClass = "timeout" | "connection" | "tls" | "protocol";
 
 export type SendOutcome =
-  | { readonly kind: "response"; readonly statusCode: number; readonly retryAfter?: string }
+  | {
+      readonly kind: "response";
+      readonly statusCode: number;
+      readonly retryAfter?: string;
+      /** The first `answerBytes` of the answer, as text; absent when it was empty. */
+      readonly body?: string;
+    }
   | { readonly kind: "error"; readonly errorClass: ErrorClass; readonly message: string };
 
 /** What the delivery worker sends with: an `HttpSender` here, or one in a thread. */
@@ -32,8 +38,13 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
-/** Response bodies are read up to this many bytes and discarded. */
+/**
+ * Response bodies are read up to this many bytes, so that the connection can be used again;
+ * a longer one closes it.
+ */
 const responseBodyLimit = 4096;
+/** How much of an answer the attempt keeps, for the delivery log (decision 30). */
+export const answerBytes = 2048;
 
 export interface HttpSenderOptions {
   readonly timeoutMs: number;
@@ -108,12 +119,13 @@ export class HttpSender implements Sender {
         body: message.body,
         signal,
       });
-      await response.body.dump({ limit: responseBodyLimit, signal });
+      const body = answerText(await readAnswer(response.body));
       const retryAfter = response.headers["retry-after"];
       return {
         kind: "response",
         statusCode: response.statusCode,
         ...(typeof retryAfter === "string" ? { retryAfter } : {}),
+        ...(body === "" ? {} : { body }),
       };
     } catch (error) {
       return classifyError(error, signal.aborted, message.timeoutMs);
@@ -125,6 +137,39 @@ export class HttpSender implements Sender {
   async close(): Promise<void> {
     await this.#agent.close();
   }
+}
+
+/**
+ * Reads the answer's body up to `responseBodyLimit` bytes, keeping the first `answerBytes`;
+ * one that goes on is cut off, and its connection closed, as undici's `dump` would.
+ */
+async function readAnswer(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<Buffer> {
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let read = 0;
+  for await (const chunk of body) {
+    read += chunk.length;
+    if (keptBytes < answerBytes) {
+      const part = chunk.subarray(0, answerBytes - keptBytes);
+      kept.push(part);
+      keptBytes += part.length;
+    }
+    if (read > responseBodyLimit) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(kept, keptBytes);
+}
+
+const utf8 = new TextDecoder("utf-8");
+
+/**
+ * The kept bytes as text: UTF-8, an invalid or cut sequence as U+FFFD, and NUL as U+FFFD too
+ * (PostgreSQL's text cannot hold it).
+ */
+export function answerText(bytes: Uint8Array): string {
+  return utf8.decode(bytes).replaceAll("\u0000", "\ufffd");
 }
 
 const timeoutCodes = new Set([

@@ -40,6 +40,7 @@ describe("the URL checks at delivery", () => {
     eventType: "job.completed",
     body: "{}",
     attempts: 0,
+    retryBase: 0,
     destination: {
       id: "dst_1",
       url,

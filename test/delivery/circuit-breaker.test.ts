@@ -11,6 +11,7 @@ const destination = (circuitOpens = 0): ClaimedDelivery => ({
   eventType: "job.completed",
   body: "{}",
   attempts: 0,
+  retryBase: 0,
   destination: {
     id: "dst_1",
     url: "https://hooks.test/",

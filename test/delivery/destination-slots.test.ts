@@ -13,6 +13,7 @@ function delivery(destination: string, workspace = "ws_1", circuitOpens = 0): Cl
     eventType: "job.completed",
     body: "{}",
     attempts: 0,
+    retryBase: 0,
     destination: {
       id: destination,
       url: "https://hooks.test/",

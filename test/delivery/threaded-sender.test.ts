@@ -61,8 +61,8 @@ describe("the delivery sender in a thread", () => {
         assert.deepEqual(
           outcome,
           status === 503
-            ? { kind: "response", statusCode: 503, retryAfter: "7" }
-            : { kind: "response", statusCode: status },
+            ? { kind: "response", statusCode: 503, retryAfter: "7", body: "ok" }
+            : { kind: "response", statusCode: status, body: "ok" },
         );
       });
       const last = received.find((entry) => entry.path === "/n299/503");
@@ -128,8 +128,8 @@ describe("the delivery sender in a thread", () => {
     ];
     await sender.close();
     assert.deepEqual(await Promise.all(pending), [
-      { kind: "response", statusCode: 200 },
-      { kind: "response", statusCode: 500 },
+      { kind: "response", statusCode: 200, body: "ok" },
+      { kind: "response", statusCode: 500, body: "ok" },
     ]);
     await assert.rejects(sender.send(request("/200")), /the sender is closed/);
   });
@@ -141,8 +141,8 @@ describe("the delivery sender in a thread", () => {
     });
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(JSON.parse(run.stdout), [
-      { kind: "response", statusCode: 202 },
-      { kind: "response", statusCode: 202 },
+      { kind: "response", statusCode: 202, body: "ok" },
+      { kind: "response", statusCode: 202, body: "ok" },
     ]);
   });
 
@@ -165,11 +165,13 @@ describe("the delivery sender in a thread", () => {
       assert.deepEqual(await sender.send(request("/idle/200")), {
         kind: "response",
         statusCode: 200,
+        body: "ok",
       });
       // Answered after three idle periods: the thread is not idle while it waits.
       assert.deepEqual(await sender.send(request("/idle/201", { "x-delay": "300" })), {
         kind: "response",
         statusCode: 201,
+        body: "ok",
       });
       assert.deepEqual(events, []);
       await retirement;
@@ -178,6 +180,7 @@ describe("the delivery sender in a thread", () => {
       assert.deepEqual(await sender.send(request("/idle/202")), {
         kind: "response",
         statusCode: 202,
+        body: "ok",
       });
     } finally {
       await sender.close();
@@ -197,7 +200,11 @@ describe("the delivery sender in a thread", () => {
       },
     );
     try {
-      assert.deepEqual(await sender.send(request("/200")), { kind: "response", statusCode: 200 });
+      assert.deepEqual(await sender.send(request("/200")), {
+        kind: "response",
+        statusCode: 200,
+        body: "ok",
+      });
       const lost = [
         sender.send(request("/200", { "x-delay": "500" })),
         sender.send(request("/200", { "x-test-crash": "1" })),
@@ -206,7 +213,11 @@ describe("the delivery sender in a thread", () => {
         assert.equal(outcome.status, "rejected");
         assert.match(String(outcome.reason), /the delivery sender thread stopped \(exit code 3\)/);
       }
-      assert.deepEqual(await sender.send(request("/201")), { kind: "response", statusCode: 201 });
+      assert.deepEqual(await sender.send(request("/201")), {
+        kind: "response",
+        statusCode: 201,
+        body: "ok",
+      });
       assert.deepEqual(stopped, ["the delivery sender thread stopped (exit code 3)"]);
     } finally {
       await sender.close();
@@ -234,7 +245,7 @@ describe("the delivery sender in a thread", () => {
       if (outcome instanceof Error) {
         assert.equal(receipts, 0, `reported as failed (${outcome.message}), yet sent`);
       } else {
-        assert.deepEqual(outcome, { kind: "response", statusCode: 201 });
+        assert.deepEqual(outcome, { kind: "response", statusCode: 201, body: "ok" });
         assert.equal(receipts, 1);
       }
     } finally {

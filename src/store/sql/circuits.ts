@@ -17,7 +17,8 @@ const waitingChunk = `SELECT seq FROM deliveries
  * Opens a destination's circuit (decision 24): from this commit no claim takes its deliveries
  * until `until`. Then its waiting deliveries that were attempted and created before
  * `failCreatedBefore` end `failed` (their retries would be spent by the time the circuit lets
- * them go; one never attempted waits for its first), and the others
+ * them go; one never attempted waits for its first; after a retry, both count from the retry:
+ * decision 30), and the others
  * are made due at `until`, so that their `next_attempt_at` says when they go and no claim
  * reads past them in the due index meanwhile. Each chunk is a transaction of its own: a
  * delivery not moved yet is merely excluded by the circuit until it is. The outer conditions
@@ -44,7 +45,8 @@ export async function openCircuit(
     tx.execute(
       `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, last_error = $3,
               updated_at = $4
-       WHERE seq IN (${waitingChunk} AND attempts > 0 AND created_at < $5 LIMIT ${chunkSize})
+       WHERE seq IN (${waitingChunk} AND attempts > retry_base
+                     AND COALESCE(schedule_started_at, created_at) < $5 LIMIT ${chunkSize})
          AND status = 'pending' AND lease_owner IS NULL`,
       [destinationId, until, failed, now, opening.failCreatedBefore.getTime()],
     ),

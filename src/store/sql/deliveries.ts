@@ -18,6 +18,7 @@ export interface ClaimedRow extends Record<string, unknown> {
   event_id: string;
   event_type: EventType;
   attempts: number | string;
+  retry_base: number | string;
   body: string;
   destination_id: string;
   url: string;
@@ -149,7 +150,7 @@ export async function selectClaimed(
 ): Promise<ClaimedDelivery[]> {
   if (seqs.length === 0) return [];
   const rows = await tx.query<ClaimedRow>(
-    `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, e.body,
+    `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, dl.retry_base, e.body,
             d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
             d.workspace_id, d.circuit_opens
      FROM deliveries dl
@@ -170,6 +171,7 @@ export function toClaimedDelivery(row: ClaimedRow, lease: string): ClaimedDelive
     eventType: row.event_type,
     body: row.body,
     attempts: Number(row.attempts),
+    retryBase: Number(row.retry_base),
     destination: {
       id: row.destination_id,
       url: row.url,
@@ -201,6 +203,7 @@ const resultColumns: readonly JsonColumn[] = [
   ["status_code", "INTEGER"],
   ["duration_ms", "INTEGER"],
   ["error_class", "TEXT"],
+  ["response_body", "TEXT"],
 ];
 
 /** The attempts of a round that were made, numbered (SQLite's second statement). */
@@ -211,6 +214,8 @@ const attemptColumns: readonly JsonColumn[] = [
   ["duration_ms", "INTEGER"],
   ["status_code", "INTEGER"],
   ["error_class", "TEXT"],
+  ["error", "TEXT"],
+  ["response_body", "TEXT"],
 ];
 
 /**
@@ -287,6 +292,7 @@ async function finishRound(
     attempt?.statusCode ?? null,
     attempt === null ? null : Math.round(attempt.durationMs),
     attempt?.errorClass ?? null,
+    attempt?.responseBody ?? null,
   ]);
   const results = `r AS (${db.tableOfJsonRows("$2", resultColumns)})`;
   // An attempt that was made counts, and its time and status become the latest.
@@ -298,15 +304,18 @@ async function finishRound(
      FROM r
      WHERE deliveries.seq = r.seq AND deliveries.lease_owner = r.lease AND deliveries.status = 'pending'`;
   const insertAttempts = `INSERT INTO delivery_attempts
-       (delivery_seq, attempt, started_at, duration_ms, status_code, error_class)`;
+       (delivery_seq, attempt, started_at, duration_ms, status_code, error_class, error,
+        response_body)`;
   if (db.writesInCtes) {
     const rows = await executor.query<{ seq: number | string }>(
       `WITH ${results},
        u AS (${update}
              RETURNING deliveries.seq, deliveries.attempts, r.attempted, r.started_at,
-                       r.duration_ms, r.status_code, r.error_class),
+                       r.duration_ms, r.status_code, r.error_class, r.last_error,
+                       r.response_body),
        a AS (${insertAttempts}
-             SELECT seq, attempts, started_at, duration_ms, status_code, error_class
+             SELECT seq, attempts, started_at, duration_ms, status_code, error_class,
+                    last_error, response_body
              FROM u WHERE attempted = 1)
        SELECT seq FROM u`,
       [now, JSON.stringify(values)],
@@ -331,6 +340,8 @@ async function finishRound(
         Math.round(attempt.durationMs),
         attempt.statusCode,
         attempt.errorClass,
+        report.error,
+        attempt.responseBody ?? null,
       ];
     });
     await executor.execute(

@@ -56,7 +56,7 @@ function batchValue(events: readonly NewEvent[]): string {
  */
 function insertDeliveries(db: Database): string {
   return `matched AS (
-       SELECT b.id AS event_id, d.id AS destination_id, b.type, b.created_at,
+       SELECT b.id AS event_id, d.id AS destination_id, b.workspace_id, b.type, b.created_at,
               b.position, d.seq AS destination_seq,
               CASE WHEN d.circuit_open_until > b.created_at THEN d.circuit_open_until
                    ELSE b.created_at END AS due_at,
@@ -71,15 +71,16 @@ function insertDeliveries(db: Database): string {
        SELECT matched.*,
               ROW_NUMBER() OVER (PARTITION BY takeable ORDER BY position, destination_seq) AS n
        FROM matched)
-     INSERT INTO deliveries (event_id, destination_id, event_type, status, attempts,
-                             next_attempt_at, lease_owner, created_at, updated_at)
-     SELECT event_id, destination_id, type, 'pending', 0,
+     INSERT INTO deliveries (id, event_id, destination_id, workspace_id, event_type, status,
+                             attempts, next_attempt_at, lease_owner, created_at, updated_at)
+     SELECT 'dlv_' || substr(event_id, 5, 12) || ${db.randomHex(8)}, event_id, destination_id,
+            workspace_id, type, 'pending', 0,
             CASE WHEN takeable = 1 AND n <= $2 THEN CAST($3 AS BIGINT) ELSE due_at END,
             CASE WHEN takeable = 1 AND n <= $2 THEN CAST($4 AS TEXT) END,
             created_at, created_at
      FROM numbered
      ORDER BY position, destination_seq
-     RETURNING seq, event_id, destination_id, event_type, attempts, lease_owner`;
+     RETURNING seq, event_id, destination_id, event_type, attempts, retry_base, lease_owner`;
 }
 
 /**
@@ -117,7 +118,7 @@ export async function publishEvents(
               SELECT id, workspace_id, type, body, created_at FROM batch ORDER BY position
               RETURNING id),
        ins AS (WITH ${insertDeliveries(db)})
-       SELECT ins.seq, ins.event_id, ins.event_type, ins.attempts, ins.lease_owner,
+       SELECT ins.seq, ins.event_id, ins.event_type, ins.attempts, ins.retry_base, ins.lease_owner,
               CASE WHEN ins.lease_owner IS NULL THEN NULL ELSE b.body END AS body,
               d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
               d.workspace_id, d.circuit_opens

@@ -1,0 +1,29 @@
+-- The delivery log and recovery (issue 17, decision 30).
+
+-- Public delivery ids: `dlv_`, the event's creation time (the 12 hex digits of its `evt_` id),
+-- then 64 random bits; made by the INSERT that queues the delivery, here for older rows.
+ALTER TABLE deliveries ADD COLUMN id TEXT;
+UPDATE deliveries SET id = 'dlv_' || substr(event_id, 5, 12) || left(md5(gen_random_uuid()::text), 16);
+CREATE UNIQUE INDEX deliveries_by_id ON deliveries (id);
+
+-- The workspace, as the event's: a workspace's deliveries are listed without a join.
+ALTER TABLE deliveries ADD COLUMN workspace_id TEXT;
+UPDATE deliveries SET workspace_id = (SELECT e.workspace_id FROM events e WHERE e.id = deliveries.event_id);
+
+-- A retry or a recovery starts the schedule over: its step is `attempts - retry_base`, and its
+-- retries are spent counting from `schedule_started_at` (NULL: from `created_at`).
+ALTER TABLE deliveries ADD COLUMN retry_base INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE deliveries ADD COLUMN schedule_started_at BIGINT;
+
+-- What each attempt met: the error in words, and the first 2 KiB of the receiver's answer.
+ALTER TABLE delivery_attempts ADD COLUMN error TEXT;
+ALTER TABLE delivery_attempts ADD COLUMN response_body TEXT;
+
+-- Lists are newest first by (created_at, seq), filtered by workspace, destination, time, and
+-- by the failed ones, which are few (a partial index costs a write only when one fails).
+DROP INDEX deliveries_by_destination;
+CREATE INDEX deliveries_by_destination ON deliveries (destination_id, created_at, seq);
+CREATE INDEX deliveries_by_workspace ON deliveries (workspace_id, created_at, seq);
+CREATE INDEX deliveries_failed_by_destination ON deliveries (destination_id, created_at, seq) WHERE status = 'failed';
+CREATE INDEX deliveries_failed_by_workspace ON deliveries (workspace_id, created_at, seq) WHERE status = 'failed';
+CREATE INDEX events_by_workspace ON events (workspace_id, created_at, seq);
