@@ -1,4 +1,5 @@
 import type { CredentialStore } from "./store/credential-store.ts";
+import type { DeliveryLog } from "./store/delivery-log.ts";
 import type { DeliveryQueue } from "./store/delivery-queue.ts";
 import type { DestinationStore } from "./store/destination-store.ts";
 import type { Housekeeping } from "./store/housekeeping.ts";
@@ -92,6 +93,8 @@ export interface NewEvent {
   readonly id: string;
   readonly workspaceId: string;
   readonly type: EventType;
+  /** The notification's `api_version`. */
+  readonly apiVersion: string;
   /** The exact bytes every attempt sends and signs. */
   readonly body: string;
   readonly createdAt: Date;
@@ -286,6 +289,80 @@ export interface SignInFailures {
   readonly windowEndsAt: Date;
 }
 
+/** A published event as the delivery log lists it (its body aside). */
+export interface EventSummary {
+  readonly id: string;
+  readonly type: EventType;
+  readonly apiVersion: string;
+  readonly createdAt: Date;
+}
+
+/** An event with its notification body and one delivery per destination it was queued for. */
+export interface EventDetail extends EventSummary {
+  /** The exact bytes every attempt sends. */
+  readonly body: string;
+  readonly deliveries: readonly DeliveryRecord[];
+}
+
+/** One notification to one destination, as the delivery log shows it. */
+export interface DeliveryRecord {
+  /** `dlv_…`, public and stable. */
+  readonly id: string;
+  readonly eventId: string;
+  readonly destinationId: string;
+  readonly eventType: EventType;
+  readonly status: DeliveryStatus;
+  readonly attempts: number;
+  readonly createdAt: Date;
+  readonly lastAttemptAt: Date | null;
+  /** When the next attempt is due; null unless pending and waiting (not being attempted). */
+  readonly nextAttemptAt: Date | null;
+  readonly lastStatusCode: number | null;
+  readonly lastError: string | null;
+  /** A worker holds it: an attempt is under way. */
+  readonly inFlight: boolean;
+}
+
+/** One attempt of a delivery, as the log keeps it (`attemptRetention`). */
+export interface AttemptEntry {
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  readonly attemptedAt: Date;
+  readonly durationMs: number;
+  readonly statusCode: number | null;
+  /** What went wrong, in words; null when delivered. */
+  readonly error: string | null;
+  /** The first 2 KiB of the receiver's answer, as text. */
+  readonly responseBody: string | null;
+}
+
+export interface DeliveryDetail extends DeliveryRecord {
+  readonly attemptLog: readonly AttemptEntry[];
+}
+
+/** `since` is inclusive, `until` exclusive; absent members do not filter. */
+export interface EventFilter {
+  readonly type?: EventType;
+  readonly since?: Date;
+  readonly until?: Date;
+}
+
+export interface DeliveryFilter {
+  readonly destinationId?: string;
+  readonly eventId?: string;
+  readonly status?: DeliveryStatus;
+  readonly since?: Date;
+  readonly until?: Date;
+}
+
+/** What became of asking for a delivery to be sent again (decision 30). */
+export type RetryOutcome =
+  | { readonly kind: "queued"; readonly delivery: DeliveryRecord }
+  /** A worker is attempting it now: its outcome is not known yet. */
+  | { readonly kind: "in_flight" }
+  /** Its destination is paused or deleted. */
+  | { readonly kind: "destination_inactive" };
+
 /** A response kept for replay under an idempotency key. */
 export interface StoredResponse {
   readonly status: number;
@@ -313,6 +390,7 @@ export type IdempotencyClaim =
 export interface Store {
   readonly destinations: DestinationStore;
   readonly queue: DeliveryQueue;
+  readonly log: DeliveryLog;
   readonly credentials: CredentialStore;
   readonly idempotency: IdempotencyStore;
   readonly housekeeping: Housekeeping;

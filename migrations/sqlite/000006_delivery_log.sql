@@ -6,6 +6,10 @@ ALTER TABLE deliveries ADD COLUMN id TEXT;
 UPDATE deliveries SET id = 'dlv_' || substr(event_id, 5, 12) || lower(hex(randomblob(8)));
 CREATE UNIQUE INDEX deliveries_by_id ON deliveries (id);
 
+-- The notification's version marker, for lists that do not read bodies. Every event so far
+-- was published as 2026-11-01; the publish sets it from now on.
+ALTER TABLE events ADD COLUMN api_version TEXT NOT NULL DEFAULT '2026-11-01';
+
 -- The workspace, as the event's: a workspace's deliveries are listed without a join.
 ALTER TABLE deliveries ADD COLUMN workspace_id TEXT;
 UPDATE deliveries SET workspace_id = (SELECT e.workspace_id FROM events e WHERE e.id = deliveries.event_id);

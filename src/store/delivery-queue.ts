@@ -40,6 +40,12 @@ export interface DeliveryQueue {
   handDeliveriesTo(taker: DeliveryTaker | null): void;
 
   /**
+   * Deliveries were made due outside a publish (a retry, a recovery): workers in other
+   * processes hear of it, as after a publish, and this process's taker wakes.
+   */
+  announceQueued(): void;
+
+  /**
    * Claims due deliveries for `owner` until `leaseMs` from now, oldest due first within
    * `room`: they are due again by themselves if the owner never reports back. Deliveries of a
    * destination whose circuit is open are not claimed; of one half-open, one at most.
@@ -106,6 +112,11 @@ export class SqlDeliveryQueue implements DeliveryQueue {
     this.#taker = taker;
   }
 
+  announceQueued(): void {
+    this.#db.announceDeliveriesQueued();
+    this.#taker?.wake();
+  }
+
   /**
    * One publish batch: its deliveries go to the taker, as many as it reserves, claimed in the
    * same transaction; workers hear only of what is left for a claim, after the commit.
@@ -132,10 +143,7 @@ export class SqlDeliveryQueue implements DeliveryQueue {
     }
     taker?.take(reserved, published.handed);
     const total = published.queued.reduce((sum, count) => sum + count, 0);
-    if (total > published.handed.length) {
-      this.#db.announceDeliveriesQueued();
-      taker?.wake();
-    }
+    if (total > published.handed.length) this.announceQueued();
     return published.queued;
   }
 

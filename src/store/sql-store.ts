@@ -1,6 +1,7 @@
 import type { Clock, Store } from "../interfaces.ts";
 import { SqlCredentialStore } from "./credential-store.ts";
 import type { Database } from "./database.ts";
+import { SqlDeliveryLog } from "./delivery-log.ts";
 import { SqlDeliveryQueue } from "./delivery-queue.ts";
 import { SqlDestinationStore } from "./destination-store.ts";
 import { SqlHousekeeping } from "./housekeeping.ts";
@@ -15,6 +16,7 @@ export class SqlStore implements Store {
   readonly #db: Database;
   readonly destinations: SqlDestinationStore;
   readonly queue: SqlDeliveryQueue;
+  readonly log: SqlDeliveryLog;
   readonly credentials: SqlCredentialStore;
   readonly idempotency: SqlIdempotencyStore;
   readonly housekeeping: SqlHousekeeping;
@@ -24,6 +26,9 @@ export class SqlStore implements Store {
     this.#db = db;
     this.destinations = new SqlDestinationStore(db, clock);
     this.queue = new SqlDeliveryQueue(db, clock);
+    this.log = new SqlDeliveryLog(db, clock, () => {
+      this.queue.announceQueued();
+    });
     this.credentials = new SqlCredentialStore(db, clock);
     this.idempotency = new SqlIdempotencyStore(db, clock);
     this.housekeeping = new SqlHousekeeping(db, clock);

@@ -56,6 +56,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
       id,
       workspaceId,
       type: "job.completed",
+      apiVersion: "2026-11-01",
       body: `{"n":${counter}}`,
       createdAt: new Date(),
     });

@@ -93,6 +93,7 @@ describe("the worker while the disk is full", () => {
       id: "evt_full",
       workspaceId,
       type: "job.completed",
+      apiVersion: "2026-11-01",
       body: "{}",
       createdAt: new Date(),
     });

@@ -44,6 +44,7 @@ describe("the delivery queue in the store", () => {
       id: `evt_${counter}`,
       workspaceId,
       type,
+      apiVersion: "2026-11-01",
       body: `{"n":${counter}}`,
       createdAt: clock.now(),
     };

@@ -39,6 +39,7 @@ describe("fair claims and circuits in the store", () => {
         id: `evt_${counter}`,
         workspaceId,
         type: "job.completed",
+        apiVersion: "2026-11-01",
         body: "{}",
         createdAt: clock.now(),
       });

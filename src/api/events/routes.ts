@@ -53,6 +53,7 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
       id: head.id,
       workspaceId: workspace,
       type: head.type,
+      apiVersion: head.api_version,
       body: serialiseNotification(head, input.data.object),
       createdAt,
     });

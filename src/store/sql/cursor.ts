@@ -11,3 +11,21 @@ export function decodeCursor(cursor: string): number {
     throw new AppError("invalid_cursor", undefined, { param: "cursor" });
   return Number(match[1]);
 }
+
+/** A position in a list ordered by time, then `seq`: the last item's, base64url-encoded. */
+export interface TimePosition {
+  readonly createdAt: number;
+  readonly seq: number;
+}
+
+export function encodeTimeCursor(position: TimePosition): string {
+  return Buffer.from(`t${position.createdAt}.${position.seq}`).toString("base64url");
+}
+
+export function decodeTimeCursor(cursor: string): TimePosition {
+  const match = /^t(\d{1,15})\.(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (match?.[1] === undefined || match[2] === undefined) {
+    throw new AppError("invalid_cursor", undefined, { param: "cursor" });
+  }
+  return { createdAt: Number(match[1]), seq: Number(match[2]) };
+}

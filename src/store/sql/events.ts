@@ -23,6 +23,7 @@ const batchColumns: readonly JsonColumn[] = [
   ["workspace_id", "TEXT"],
   ["type", "TEXT"],
   ["body", "TEXT"],
+  ["api_version", "TEXT"],
   ["created_at", "BIGINT"],
   ["position", "INTEGER"],
 ];
@@ -40,6 +41,7 @@ function batchValue(events: readonly NewEvent[]): string {
       event.workspaceId,
       event.type,
       event.body,
+      event.apiVersion,
       event.createdAt.getTime(),
       position,
     ]),
@@ -114,8 +116,9 @@ export async function publishEvents(
   if (db.writesInCtes) {
     rows = await db.query(
       `WITH ${batchTable(db, "$6")},
-       ev AS (INSERT INTO events (id, workspace_id, type, body, created_at)
-              SELECT id, workspace_id, type, body, created_at FROM batch ORDER BY position
+       ev AS (INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
+              SELECT id, workspace_id, type, body, api_version, created_at
+              FROM batch ORDER BY position
               RETURNING id),
        ins AS (WITH ${insertDeliveries(db)})
        SELECT ins.seq, ins.event_id, ins.event_type, ins.attempts, ins.retry_base, ins.lease_owner,
@@ -135,8 +138,9 @@ export async function publishEvents(
     ({ rows, handed } = await db.transaction(async (tx) => {
       await tx.execute(
         `WITH ${batchTable(db, "$1")}
-         INSERT INTO events (id, workspace_id, type, body, created_at)
-         SELECT id, workspace_id, type, body, created_at FROM batch ORDER BY position`,
+         INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
+         SELECT id, workspace_id, type, body, api_version, created_at
+         FROM batch ORDER BY position`,
         [batch],
       );
       const inserted = await tx.query<ClaimedRow & { lease_owner: string | null }>(

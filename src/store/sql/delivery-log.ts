@@ -1,0 +1,328 @@
+import type {
+  AttemptEntry,
+  DeliveryDetail,
+  DeliveryFilter,
+  DeliveryRecord,
+  DeliveryStatus,
+  EventDetail,
+  EventFilter,
+  EventSummary,
+  EventType,
+  Page,
+  RetryOutcome,
+} from "../../interfaces.ts";
+import type { Database, SqlExecutor, SqlValue } from "../database.ts";
+import { decodeTimeCursor, encodeTimeCursor, type TimePosition } from "./cursor.ts";
+import { toBoolean, toDate, toNullableDate } from "./rows.ts";
+
+/** Rows changed per transaction by a recovery, so that no one statement stalls others. */
+const recoveryChunk = 2000;
+
+/** The latest time a list can ask for: every row is before it. */
+const end = Number.MAX_SAFE_INTEGER;
+
+interface EventRow extends Record<string, unknown> {
+  seq: number | string;
+  id: string;
+  type: EventType;
+  api_version: string;
+  created_at: number | string;
+  body?: string;
+}
+
+interface DeliveryRow extends Record<string, unknown> {
+  seq: number | string;
+  id: string;
+  event_id: string;
+  destination_id: string;
+  event_type: EventType;
+  status: DeliveryStatus;
+  attempts: number | string;
+  created_at: number | string;
+  last_attempt_at: number | string | null;
+  next_attempt_at: number | string | null;
+  last_status_code: number | string | null;
+  last_error: string | null;
+  lease_owner: string | null;
+}
+
+const deliveryColumns = `dl.seq, dl.id, dl.event_id, dl.destination_id, dl.event_type,
+  dl.status, dl.attempts, dl.created_at, dl.last_attempt_at, dl.next_attempt_at,
+  dl.last_status_code, dl.last_error, dl.lease_owner`;
+
+function toEventSummary(row: EventRow): EventSummary {
+  return {
+    id: row.id,
+    type: row.type,
+    apiVersion: row.api_version,
+    createdAt: toDate(row.created_at),
+  };
+}
+
+function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
+  const inFlight = row.status === "pending" && row.lease_owner !== null;
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    destinationId: row.destination_id,
+    eventType: row.event_type,
+    status: row.status,
+    attempts: Number(row.attempts),
+    createdAt: toDate(row.created_at),
+    lastAttemptAt: toNullableDate(row.last_attempt_at),
+    // While claimed, next_attempt_at is the lease's end, not a scheduled attempt.
+    nextAttemptAt:
+      row.status === "pending" && !inFlight ? toNullableDate(row.next_attempt_at) : null,
+    lastStatusCode: row.last_status_code === null ? null : Number(row.last_status_code),
+    lastError: row.last_error,
+    inFlight,
+  };
+}
+
+/**
+ * The conditions of one page of a list newest first by (created_at, seq) within
+ * [since, until), after `cursor`: parameters from `$first`. Redundant `created_at <= …` lets
+ * the index's range end where the page starts.
+ */
+function timeRange(
+  table: string,
+  first: number,
+  range: { since?: Date; until?: Date },
+  cursor: string | null,
+): { sql: string; values: SqlValue[] } {
+  const after: TimePosition =
+    cursor === null
+      ? { createdAt: range.until?.getTime() ?? end, seq: 0 }
+      : decodeTimeCursor(cursor);
+  const [since, upper, seq] = [`$${first}`, `$${first + 1}`, `$${first + 2}`];
+  return {
+    sql: `${table}.created_at >= ${since} AND ${table}.created_at <= ${upper}
+      AND (${table}.created_at < ${upper} OR ${table}.seq < ${seq})`,
+    values: [range.since?.getTime() ?? 0, after.createdAt, after.seq],
+  };
+}
+
+/** One row more than `limit` was read: the page, and the cursor that continues after it. */
+function pageOf<R extends { seq: number | string; created_at: number | string }, T>(
+  rows: readonly R[],
+  limit: number,
+  convert: (row: R) => T,
+): Page<T> {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    items: page.map(convert),
+    nextCursor:
+      rows.length > limit && last !== undefined
+        ? encodeTimeCursor({ createdAt: Number(last.created_at), seq: Number(last.seq) })
+        : null,
+  };
+}
+
+export async function selectEventPage(
+  db: SqlExecutor,
+  workspaceId: string,
+  filter: EventFilter,
+  page: { limit: number; cursor: string | null },
+): Promise<Page<EventSummary>> {
+  const range = timeRange("events", 2, filter, page.cursor);
+  const values: SqlValue[] = [workspaceId, ...range.values];
+  let typeCondition = "";
+  if (filter.type !== undefined) {
+    values.push(filter.type);
+    typeCondition = `AND events.type = $${values.length}`;
+  }
+  values.push(page.limit + 1);
+  const rows = await db.query<EventRow>(
+    `SELECT seq, id, type, api_version, created_at FROM events
+     WHERE workspace_id = $1 AND ${range.sql} ${typeCondition}
+     ORDER BY created_at DESC, seq DESC LIMIT $${values.length}`,
+    values,
+  );
+  return pageOf(rows, page.limit, toEventSummary);
+}
+
+export async function selectEvent(
+  db: SqlExecutor,
+  workspaceId: string,
+  id: string,
+): Promise<EventDetail | null> {
+  const [row] = await db.query<EventRow>(
+    `SELECT seq, id, type, api_version, created_at, body FROM events
+     WHERE workspace_id = $1 AND id = $2`,
+    [workspaceId, id],
+  );
+  if (row === undefined) return null;
+  const deliveries = await db.query<DeliveryRow>(
+    `SELECT ${deliveryColumns} FROM deliveries dl WHERE dl.event_id = $1 ORDER BY dl.seq`,
+    [id],
+  );
+  return {
+    ...toEventSummary(row),
+    body: row.body ?? "",
+    deliveries: deliveries.map(toDeliveryRecord),
+  };
+}
+
+/**
+ * A page of the workspace's deliveries, newest first. The SQL names only the filters given,
+ * and the status as a literal (one of three, already validated), so that each engine can
+ * pick the index that fits: by destination, by workspace, or the partial index of the
+ * failed ones (a bound parameter would hide that the filter matches its predicate).
+ */
+export async function selectDeliveryPage(
+  db: SqlExecutor,
+  workspaceId: string,
+  filter: DeliveryFilter,
+  page: { limit: number; cursor: string | null },
+): Promise<Page<DeliveryRecord>> {
+  const range = timeRange("dl", 2, filter, page.cursor);
+  const values: SqlValue[] = [workspaceId, ...range.values];
+  const conditions = [`dl.workspace_id = $1`, range.sql];
+  if (filter.destinationId !== undefined) {
+    values.push(filter.destinationId);
+    conditions.push(`dl.destination_id = $${values.length}`);
+  }
+  if (filter.eventId !== undefined) {
+    values.push(filter.eventId);
+    conditions.push(`dl.event_id = $${values.length}`);
+  }
+  if (filter.status !== undefined) conditions.push(`dl.status = '${statusLiteral(filter.status)}'`);
+  values.push(page.limit + 1);
+  const rows = await db.query<DeliveryRow>(
+    `SELECT ${deliveryColumns} FROM deliveries dl WHERE ${conditions.join(" AND ")}
+     ORDER BY dl.created_at DESC, dl.seq DESC LIMIT $${values.length}`,
+    values,
+  );
+  return pageOf(rows, page.limit, toDeliveryRecord);
+}
+
+function statusLiteral(status: DeliveryStatus): DeliveryStatus {
+  switch (status) {
+    case "pending":
+    case "delivered":
+    case "failed":
+      return status;
+  }
+}
+
+interface AttemptRow extends Record<string, unknown> {
+  attempt: number | string;
+  started_at: number | string;
+  duration_ms: number | string;
+  status_code: number | string | null;
+  error: string | null;
+  error_class: string | null;
+  response_body: string | null;
+}
+
+export async function selectDelivery(
+  db: SqlExecutor,
+  workspaceId: string,
+  id: string,
+): Promise<DeliveryDetail | null> {
+  const [row] = await db.query<DeliveryRow>(
+    `SELECT ${deliveryColumns} FROM deliveries dl WHERE dl.id = $1 AND dl.workspace_id = $2`,
+    [id, workspaceId],
+  );
+  if (row === undefined) return null;
+  const attempts = await db.query<AttemptRow>(
+    `SELECT attempt, started_at, duration_ms, status_code, error, error_class, response_body
+     FROM delivery_attempts WHERE delivery_seq = $1 ORDER BY attempt`,
+    [row.seq],
+  );
+  return { ...toDeliveryRecord(row), attemptLog: attempts.map(toAttemptEntry) };
+}
+
+function toAttemptEntry(row: AttemptRow): AttemptEntry {
+  return {
+    attempt: Number(row.attempt),
+    attemptedAt: toDate(row.started_at),
+    durationMs: Number(row.duration_ms),
+    statusCode: row.status_code === null ? null : Number(row.status_code),
+    // Attempts recorded before errors were kept have their class alone.
+    error: row.error ?? row.error_class,
+    responseBody: row.response_body,
+  };
+}
+
+/**
+ * What a retry or recovery sets: pending, due `$1`, the schedule started over from the
+ * attempts made so far (decision 30), no lease.
+ */
+const requeue = `status = 'pending', next_attempt_at = $1, lease_owner = NULL,
+  retry_base = attempts, schedule_started_at = $1, updated_at = $1`;
+
+/** A retry or recovery says the receiver is back: its circuit closes (decision 30). */
+async function closeCircuitOf(tx: SqlExecutor, destinationId: string): Promise<void> {
+  await tx.execute(
+    `UPDATE destinations SET circuit_open_until = NULL, circuit_opens = 0, circuit_error = NULL
+     WHERE id = $1 AND circuit_opens > 0`,
+    [destinationId],
+  );
+}
+
+interface RetryRow extends DeliveryRow {
+  active: number | boolean;
+  deleted_at: number | string | null;
+}
+
+/**
+ * Call inside a transaction. Queues the delivery again unless a worker holds it or its
+ * destination is paused or deleted; null when the workspace has no such delivery.
+ */
+export async function requeueDelivery(
+  db: Database,
+  tx: SqlExecutor,
+  workspaceId: string,
+  id: string,
+  now: number,
+): Promise<RetryOutcome | null> {
+  const [row] = await tx.query<RetryRow>(
+    `SELECT ${deliveryColumns}, d.active, d.deleted_at
+     FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
+     WHERE dl.id = $1 AND dl.workspace_id = $2 ${db.rowLockClause}`,
+    [id, workspaceId],
+  );
+  if (row === undefined) return null;
+  if (row.status === "pending" && row.lease_owner !== null) return { kind: "in_flight" };
+  if (!toBoolean(row.active) || row.deleted_at !== null) return { kind: "destination_inactive" };
+  await tx.execute(`UPDATE deliveries SET ${requeue} WHERE seq = $2`, [now, row.seq]);
+  await closeCircuitOf(tx, row.destination_id);
+  const delivery = toDeliveryRecord({
+    ...row,
+    status: "pending",
+    next_attempt_at: now,
+    lease_owner: null,
+  });
+  return { kind: "queued", delivery };
+}
+
+/**
+ * Queues again the destination's `failed` deliveries created at or after `since`, a chunk per
+ * transaction; returns how many. Only failed ones: a pending one is never doubled.
+ */
+export async function requeueFailedSince(
+  db: Database,
+  destinationId: string,
+  since: number,
+  now: number,
+): Promise<number> {
+  let queued = 0;
+  for (;;) {
+    const changed = await db.transaction(async (tx) => {
+      const count = await tx.execute(
+        `UPDATE deliveries SET ${requeue}
+         WHERE seq IN (SELECT seq FROM deliveries
+                       WHERE destination_id = $2 AND status = 'failed' AND created_at >= $3
+                       LIMIT ${recoveryChunk})
+           AND status = 'failed'`,
+        [now, destinationId, since],
+      );
+      if (count > 0) await closeCircuitOf(tx, destinationId);
+      return count;
+    });
+    queued += changed;
+    if (changed < recoveryChunk) return queued;
+  }
+}
