@@ -134,6 +134,18 @@ export const errorCatalog = {
     exit: ExitStatus.notFound,
     message: "No such resource in this workspace.",
   },
+  event_expired: {
+    status: 404,
+    exit: ExitStatus.notFound,
+    message:
+      "This event is older than the server keeps events (eventRetention); it and its deliveries are gone.",
+  },
+  delivery_expired: {
+    status: 404,
+    exit: ExitStatus.notFound,
+    message:
+      "This delivery is older than the server keeps deliveries (eventRetention); it is gone.",
+  },
   route_not_found: {
     status: 404,
     exit: ExitStatus.notFound,
@@ -200,6 +212,20 @@ export const errorCatalog = {
     message:
       "A request with this idempotency key is still in progress. Retry the same request in a few seconds.",
     retryAfterSeconds: 2,
+  },
+  // Sending again (decision 30).
+  delivery_in_flight: {
+    status: 409,
+    exit: ExitStatus.rejected,
+    message:
+      "A worker is attempting this delivery now; its outcome is not known yet. Look again in a few seconds, and retry it then if it failed.",
+    retryAfterSeconds: 5,
+  },
+  destination_inactive: {
+    status: 409,
+    exit: ExitStatus.rejected,
+    message:
+      "The destination is paused or deleted, so nothing can be sent to it. Turn it on with `svc webhooks update <id> --active true` first.",
   },
   // The server.
   internal_error: {

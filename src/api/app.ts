@@ -9,6 +9,7 @@ import { AppError } from "../errors.ts";
 import { registerAuthRoutes } from "./auth/routes.ts";
 import { registerAuthorisation } from "./authenticate.ts";
 import type { ApiDependencies } from "./dependencies.ts";
+import { registerDeliveryLogRoutes } from "./delivery-log/routes.ts";
 import { frameworkRefusals, registerErrorHandling } from "./error-handler.ts";
 import { registerEventRoutes } from "./events/routes.ts";
 import { registerIdempotency } from "./idempotency.ts";
@@ -40,6 +41,7 @@ export function buildApi(
   registerAuthRoutes(app, dependencies);
   registerWebhookRoutes(app, dependencies);
   registerEventRoutes(app, dependencies);
+  registerDeliveryLogRoutes(app, dependencies);
   return app;
 }
 

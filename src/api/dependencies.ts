@@ -9,7 +9,7 @@ import type { UrlCheckDependencies } from "../net/destination-url.ts";
  */
 export interface ApiStore extends Pick<
   Store,
-  "destinations" | "credentials" | "idempotency" | "health"
+  "destinations" | "log" | "credentials" | "idempotency" | "health"
 > {
   readonly queue: Pick<DeliveryQueue, "publishEvent">;
 }
@@ -22,6 +22,8 @@ export interface ApiDependencies extends UrlCheckDependencies {
   /** How long a session lasts from sign-in (`sessionTtl`). */
   readonly sessionTtlMs: number;
   readonly limits: ApiLimits;
+  /** How long events and their deliveries are kept once ended (`eventRetention`). */
+  readonly eventRetentionMs: number;
 }
 
 /** What one request may bring (decision 28); each is a setting of the same name. */

@@ -100,6 +100,7 @@ export async function startServer(
               clock,
               sessionTtlMs: config.sessionTtl,
               limits: config,
+              eventRetentionMs: config.eventRetention,
               resolver,
               addressPolicy,
               destinationPorts,

@@ -51,6 +51,7 @@ async function apiOn(location: string) {
       destinationPorts: new PortSet(["443"]),
       sessionTtlMs: 3_600_000,
       limits: loadServerConfig({ env: {}, flags: {} }),
+      eventRetentionMs: 86_400_000,
     },
     createLogger("silent"),
   );

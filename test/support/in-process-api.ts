@@ -84,6 +84,7 @@ export async function inProcessApi(
       destinationPorts: new PortSet(config.destinationPorts),
       sessionTtlMs: config.sessionTtl,
       limits,
+      eventRetentionMs: config.eventRetention,
     },
     createLogger("silent"),
   );
