@@ -1,46 +1,17 @@
 import type {
+  AttemptBody,
+  DeliveryBody,
+  DeliveryDetailBody,
+  EventDetailBody,
+  EventSummaryBody,
+} from "../../contract/delivery-log.ts";
+import type {
   AttemptEntry,
   DeliveryDetail,
   DeliveryRecord,
   EventDetail,
   EventSummary,
 } from "../../interfaces.ts";
-
-/** A notification as the events list shows it: its head, as the receiver got it. */
-export interface EventSummaryBody {
-  readonly id: string;
-  readonly type: string;
-  readonly api_version: string;
-  /** Unix seconds, as in the notification. */
-  readonly created: number;
-}
-
-/** A delivery as the API shows it (CONTRACT.md "Delivery log and recovery"). */
-export interface DeliveryBody {
-  readonly id: string;
-  readonly event_id: string;
-  readonly destination_id: string;
-  readonly event_type: string;
-  readonly status: DeliveryRecord["status"];
-  readonly attempts: number;
-  readonly created_at: string;
-  readonly last_attempt_at: string | null;
-  /** Null unless pending and waiting for its next attempt. */
-  readonly next_attempt_at: string | null;
-  readonly last_status_code: number | null;
-  readonly last_error: string | null;
-  /** A worker is attempting it now. */
-  readonly in_flight: boolean;
-}
-
-export interface AttemptBody {
-  readonly attempt: number;
-  readonly attempted_at: string;
-  readonly duration_ms: number;
-  readonly status_code: number | null;
-  readonly error: string | null;
-  readonly response_body: string | null;
-}
 
 export function eventSummaryBody(event: EventSummary): EventSummaryBody {
   return {
@@ -55,8 +26,8 @@ export function eventSummaryBody(event: EventSummary): EventSummaryBody {
  * The notification exactly as it was sent (its `data` included), with one delivery per
  * destination it was queued for.
  */
-export function eventDetailBody(event: EventDetail): Record<string, unknown> {
-  const notification = JSON.parse(event.body) as Record<string, unknown>;
+export function eventDetailBody(event: EventDetail): EventDetailBody {
+  const notification = JSON.parse(event.body) as EventDetailBody;
   return { ...notification, deliveries: event.deliveries.map(deliveryBody) };
 }
 
@@ -77,13 +48,7 @@ export function deliveryBody(delivery: DeliveryRecord): DeliveryBody {
   };
 }
 
-/**
- * A delivery with its log: `attempts` is the list of the attempts still kept (the contract's
- * shape for `get`), oldest first; `attempt_count` how many were made in all.
- */
-export function deliveryDetailBody(
-  delivery: DeliveryDetail,
-): Omit<DeliveryBody, "attempts"> & { attempts: AttemptBody[]; attempt_count: number } {
+export function deliveryDetailBody(delivery: DeliveryDetail): DeliveryDetailBody {
   return {
     ...deliveryBody(delivery),
     attempts: delivery.attemptLog.map(attemptBody),
