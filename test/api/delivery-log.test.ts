@@ -143,7 +143,7 @@ describe("the delivery log and recovery over the API (CONTRACT.md, decision 30)"
       assert.deepEqual(event.data, { object: { id: "job_0", note: "ünïcode" } });
       assert.equal(event.deliveries.length, 1);
       assert.equal(event.deliveries[0]?.destination_id, destination);
-      assert.match(event.deliveries[0]?.id ?? "", /^dlv_[0-9a-f]{28}$/);
+      assert.match(event.deliveries[0].id, /^dlv_[0-9a-f]{28}$/);
     });
 
     it("refuses malformed filters with 400, naming the parameter", async () => {

@@ -196,7 +196,7 @@ describe("the delivery log in the store (decision 30)", () => {
       ],
     );
     assert.equal(delivery.attemptLog[0]?.responseBody, "down for maintenance");
-    assert.equal(delivery.attemptLog[0]?.durationMs, 12);
+    assert.equal(delivery.attemptLog[0].durationMs, 12);
   });
 
   it("filters deliveries by destination, status and time, newest first", async () => {
