@@ -44,17 +44,18 @@ const noSystemDns: Resolver = {
 
 /**
  * Settings as `svc server` takes them (`limits` by their setting names), with the service's
- * defaults otherwise; `clock` is the store's and the API's.
+ * defaults otherwise; `clock` is the store's and the API's; `location` a database to use
+ * instead of a new one of the test backend's.
  */
 export async function inProcessApi(
-  options: { settings?: Record<string, string>; clock?: Clock } = {},
+  options: { settings?: Record<string, string>; clock?: Clock; location?: string } = {},
 ): Promise<InProcessApi> {
   const dir = await tempDir();
   const config = loadServerConfig({
     env: { SVC_DATA_DIR: join(dir.path, "data") },
     flags: options.settings ?? {},
   });
-  const db = openDatabase(await testDatabaseLocation(join(dir.path, "data")));
+  const db = openDatabase(options.location ?? (await testDatabaseLocation(join(dir.path, "data"))));
   await migrate(db);
   const clock = options.clock ?? { now: () => new Date() };
   const store = new SqlStore(db, clock);
