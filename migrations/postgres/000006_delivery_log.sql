@@ -1,11 +1,5 @@
 -- The delivery log and recovery (issue 17, decision 30).
 
--- Public delivery ids: `dlv_`, the event's creation time (the 12 hex digits of its `evt_` id),
--- then 64 random bits; made by the INSERT that queues the delivery, here for older rows.
-ALTER TABLE deliveries ADD COLUMN id TEXT;
-UPDATE deliveries SET id = 'dlv_' || substr(event_id, 5, 12) || left(md5(gen_random_uuid()::text), 16);
-CREATE UNIQUE INDEX deliveries_by_id ON deliveries (id);
-
 -- The notification's version marker, for lists that do not read bodies. Every event so far
 -- was published as 2026-11-01; the publish sets it from now on.
 ALTER TABLE events ADD COLUMN api_version TEXT NOT NULL DEFAULT '2026-11-01';

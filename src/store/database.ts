@@ -59,8 +59,6 @@ export interface Database extends SqlExecutor {
    * placeholders would be a statement of its own for every batch size, each kept prepared.
    */
   tableOfJsonRows(placeholder: string, columns: readonly JsonColumn[]): string;
-  /** An expression of `2 × bytes` random lower-case hex digits (bytes ≤ 16), new for every row. */
-  randomHex(bytes: number): string;
   /**
    * Called after a transaction that queued deliveries has committed, so that workers in other
    * processes wake: a `NOTIFY svc_deliveries` on PostgreSQL, coalesced (at most one in flight;

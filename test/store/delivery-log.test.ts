@@ -53,7 +53,7 @@ describe("the delivery log in the store (decision 30)", () => {
 
   const destination = async (workspaceId = workspace): Promise<string> => {
     counter += 1;
-    const id = `dst_log_${counter}`;
+    const id = `dst_log${counter}`;
     await store.destinations.createDestination({
       id,
       workspaceId,
@@ -97,13 +97,14 @@ describe("the delivery log in the store (decision 30)", () => {
     await dir.cleanup();
   });
 
-  it("gives each delivery a public id made of its event's time and random bits", async () => {
-    await destination();
+  it("gives each delivery a public id naming its event and its destination", async () => {
+    const target = await destination();
     const eventId = await publish();
     const [delivery] = (await deliveriesOf(eventId)).items;
     assert.ok(delivery);
-    assert.match(delivery.id, /^dlv_[0-9a-f]{12}[0-9a-f]{16}$/);
+    assert.equal(delivery.id, `dlv_${eventId.slice(4)}_${target.slice(4)}`);
     assert.equal(delivery.id.slice(4, 16), eventId.slice(4, 16), "the event's time first");
+    assert.equal((await store.log.getDelivery(workspace, delivery.id))?.id, delivery.id);
     assert.equal(delivery.eventId, eventId);
     assert.equal(delivery.status, "pending");
   });

@@ -64,12 +64,6 @@ export class PostgresDatabase implements Database {
     return `SELECT CAST(jsonb_array_elements_text(CAST(${placeholder} AS JSONB)) AS BIGINT)`;
   }
 
-  // gen_random_uuid() is PostgreSQL's own cryptographic randomness (13+, no extension); a
-  // UUID has 122 random bits, of which md5 keeps the mix and we take what is asked.
-  randomHex(bytes: number): string {
-    return `left(md5(gen_random_uuid()::text), ${bytes * 2})`;
-  }
-
   tableOfJsonRows(placeholder: string, columns: readonly JsonColumn[]): string {
     const cells = columns.map(
       ([name, type], index) => `CAST(r ->> ${index} AS ${type}) AS ${name}`,

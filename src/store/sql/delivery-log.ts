@@ -12,6 +12,7 @@ import type {
   RetryOutcome,
 } from "../../interfaces.ts";
 import type { Database, SqlExecutor, SqlValue } from "../database.ts";
+import { deliveryId, parseDeliveryId } from "../../crypto/tokens.ts";
 import { decodeTimeCursor, encodeTimeCursor, type TimePosition } from "./cursor.ts";
 import { toBoolean, toDate, toNullableDate } from "./rows.ts";
 
@@ -32,7 +33,6 @@ interface EventRow extends Record<string, unknown> {
 
 interface DeliveryRow extends Record<string, unknown> {
   seq: number | string;
-  id: string;
   event_id: string;
   destination_id: string;
   event_type: EventType;
@@ -46,7 +46,7 @@ interface DeliveryRow extends Record<string, unknown> {
   lease_owner: string | null;
 }
 
-const deliveryColumns = `dl.seq, dl.id, dl.event_id, dl.destination_id, dl.event_type,
+const deliveryColumns = `dl.seq, dl.event_id, dl.destination_id, dl.event_type,
   dl.status, dl.attempts, dl.created_at, dl.last_attempt_at, dl.next_attempt_at,
   dl.last_status_code, dl.last_error, dl.lease_owner`;
 
@@ -62,7 +62,7 @@ function toEventSummary(row: EventRow): EventSummary {
 function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
   const inFlight = row.status === "pending" && row.lease_owner !== null;
   return {
-    id: row.id,
+    id: deliveryId(row.event_id, row.destination_id),
     eventId: row.event_id,
     destinationId: row.destination_id,
     eventType: row.event_type,
@@ -221,9 +221,12 @@ export async function selectDelivery(
   workspaceId: string,
   id: string,
 ): Promise<DeliveryDetail | null> {
+  const named = parseDeliveryId(id);
+  if (named === null) return null;
   const [row] = await db.query<DeliveryRow>(
-    `SELECT ${deliveryColumns} FROM deliveries dl WHERE dl.id = $1 AND dl.workspace_id = $2`,
-    [id, workspaceId],
+    `SELECT ${deliveryColumns} FROM deliveries dl
+     WHERE dl.event_id = $1 AND dl.destination_id = $2 AND dl.workspace_id = $3`,
+    [named.eventId, named.destinationId, workspaceId],
   );
   if (row === undefined) return null;
   const attempts = await db.query<AttemptRow>(
@@ -278,11 +281,14 @@ export async function requeueDelivery(
   id: string,
   now: number,
 ): Promise<RetryOutcome | null> {
+  const named = parseDeliveryId(id);
+  if (named === null) return null;
   const [row] = await tx.query<RetryRow>(
     `SELECT ${deliveryColumns}, d.active, d.deleted_at
      FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
-     WHERE dl.id = $1 AND dl.workspace_id = $2 ${db.rowLockClause}`,
-    [id, workspaceId],
+     WHERE dl.event_id = $1 AND dl.destination_id = $2 AND dl.workspace_id = $3
+     ${db.rowLockClause}`,
+    [named.eventId, named.destinationId, workspaceId],
   );
   if (row === undefined) return null;
   if (row.status === "pending" && row.lease_owner !== null) return { kind: "in_flight" };

@@ -73,10 +73,9 @@ function insertDeliveries(db: Database): string {
        SELECT matched.*,
               ROW_NUMBER() OVER (PARTITION BY takeable ORDER BY position, destination_seq) AS n
        FROM matched)
-     INSERT INTO deliveries (id, event_id, destination_id, workspace_id, event_type, status,
+     INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
                              attempts, next_attempt_at, lease_owner, created_at, updated_at)
-     SELECT 'dlv_' || substr(event_id, 5, 12) || ${db.randomHex(8)}, event_id, destination_id,
-            workspace_id, type, 'pending', 0,
+     SELECT event_id, destination_id, workspace_id, type, 'pending', 0,
             CASE WHEN takeable = 1 AND n <= $2 THEN CAST($3 AS BIGINT) ELSE due_at END,
             CASE WHEN takeable = 1 AND n <= $2 THEN CAST($4 AS TEXT) END,
             created_at, created_at

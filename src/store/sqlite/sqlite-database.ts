@@ -365,10 +365,6 @@ export class SqliteDatabase implements Database {
     return this.textsOfJsonArray(placeholder);
   }
 
-  randomHex(bytes: number): string {
-    return `lower(hex(randomblob(${bytes})))`;
-  }
-
   // `->>` gives each cell its SQL type from JSON (a number an INTEGER, a string TEXT).
   tableOfJsonRows(placeholder: string, columns: readonly JsonColumn[]): string {
     const cells = columns.map(([name], index) => `value ->> ${index} AS ${name}`);
