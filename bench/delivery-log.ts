@@ -5,7 +5,8 @@
  * the rest delivered, a minute of events per 6,000 rows), then times list requests through
  * the API (`inject()`, so the figures are the server's own, without a network): the first
  * page of the destination's deliveries, its first page of failed ones, a page 50 pages deep,
- * the workspace's events, and a time window an hour back. Prints p50/p99 per list and engine.
+ * a time window an hour back, one delivery and one event by id, and the workspace's events
+ * and failed deliveries. Prints p50/p99 per request and engine.
  */
 import { join } from "node:path";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -26,7 +27,7 @@ const spacingMs = 10;
 
 /**
  * Events and deliveries numbered `from`…`to`, made by the engine itself (a recursive CTE on
- * SQLite, generate_series on PostgreSQL): `evt_`/`dlv_` ids carrying their time, as the
+ * SQLite, generate_series on PostgreSQL): `evt_` ids carrying their time, as the
  * service's own do.
  */
 function fillSql(db: Database, start: number): { events: string; deliveries: string } {
@@ -45,10 +46,10 @@ function fillSql(db: Database, start: number): { events: string; deliveries: str
       INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
       SELECT ${eventId}, $3, 'job.completed', '{"id":"bench"}', '2026-11-01', ${time} FROM n`,
     deliveries: `${numbers}
-      INSERT INTO deliveries (id, event_id, destination_id, workspace_id, event_type, status,
+      INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
                               attempts, next_attempt_at, last_attempt_at, last_status_code,
                               created_at, updated_at)
-      SELECT 'dlv_' || ${hex(time, 12)} || ${hex("i", 16)}, ${eventId}, $4, $3, 'job.completed',
+      SELECT ${eventId}, $4, $3, 'job.completed',
              CASE WHEN i % 50 = 0 THEN 'failed' WHEN i % 100 = 1 THEN 'pending'
                   ELSE 'delivered' END,
              1, CASE WHEN i % 100 = 1 THEN ${time} END, ${time},
@@ -104,6 +105,9 @@ async function measureEngine(location: string): Promise<Record<string, ListFigur
       const response = await api.call("GET", `${list}${deep === null ? "" : `&cursor=${deep}`}`);
       deep = response.json<{ next_cursor: string | null }>().next_cursor;
     }
+    const first = await api.call("GET", `${list}&limit=1`);
+    const [newest] = first.json<{ data: { id: string; event_id: string }[] }>().data;
+    if (newest === undefined) throw new Error("the list is empty");
     const hourAgo = new Date(start + rows * spacingMs - 3_600_000).toISOString();
     const twoHoursAgo = new Date(start + rows * spacingMs - 7_200_000).toISOString();
     return {
@@ -114,6 +118,8 @@ async function measureEngine(location: string): Promise<Record<string, ListFigur
         api,
         `${list}&since=${twoHoursAgo}&until=${hourAgo}`,
       ),
+      "one delivery with its attempts (get)": await timeList(api, `/deliveries/${newest.id}`),
+      "one event with its deliveries (get)": await timeList(api, `/events/${newest.event_id}`),
       "the workspace's events, first page": await timeList(api, "/events"),
       "the workspace's failed deliveries, first page": await timeList(
         api,

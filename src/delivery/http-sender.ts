@@ -119,7 +119,12 @@ export class HttpSender implements Sender {
         body: message.body,
         signal,
       });
-      const body = answerText(await readAnswer(response.body));
+      const length = Number(response.headers["content-length"] ?? Number.NaN);
+      const bytes =
+        length <= responseBodyLimit
+          ? new Uint8Array(await response.body.arrayBuffer(), 0, Math.min(length, answerBytes))
+          : await readAnswer(response.body);
+      const body = answerText(bytes);
       const retryAfter = response.headers["retry-after"];
       return {
         kind: "response",
@@ -140,8 +145,10 @@ export class HttpSender implements Sender {
 }
 
 /**
- * Reads the answer's body up to `responseBodyLimit` bytes, keeping the first `answerBytes`;
- * one that goes on is cut off, and its connection closed, as undici's `dump` would.
+ * Reads an answer of unknown or large length up to `responseBodyLimit` bytes, keeping the
+ * first `answerBytes`; one that goes on is cut off, and its connection closed, as undici's
+ * `dump` would. (A short answer whose length is declared is read whole, in one piece: undici
+ * holds it to its `Content-Length`, and that costs a fraction of this loop.)
  */
 async function readAnswer(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<Buffer> {
   const kept: Buffer[] = [];

@@ -24,7 +24,12 @@ describe("the receiver's answer, kept with the attempt", () => {
     server = createServer((request, response) => {
       request.resume();
       request.on("end", () => {
-        response.writeHead(200).end(answers[request.url ?? ""] ?? Buffer.alloc(0));
+        // `/…/declared`: the same answer with its Content-Length (read in one piece), else
+        // chunked (read chunk by chunk).
+        const path = request.url ?? "";
+        const answer = answers[path.replace(/\/declared$/, "")] ?? Buffer.alloc(0);
+        const headers = path.endsWith("/declared") ? { "content-length": answer.length } : {};
+        response.writeHead(200, headers).end(answer);
       });
     });
     server.on("connection", (socket) => connections.add(socket));
@@ -36,7 +41,7 @@ describe("the receiver's answer, kept with the attempt", () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  const send = async (sender: HttpSender, path: string) =>
+  const sendTo = async (sender: HttpSender, path: string) =>
     sender.send({
       url: new URL(`${base}${path}`),
       headers: { "content-type": "application/json" },
@@ -45,26 +50,30 @@ describe("the receiver's answer, kept with the attempt", () => {
       addresses: ["127.0.0.1"],
     });
 
-  it("keeps a short answer whole, the first 2 KiB of a long one, and nothing of an empty one", async () => {
-    const sender = new HttpSender({ timeoutMs: 2000 });
-    try {
-      assert.deepEqual(await send(sender, "/short"), {
-        kind: "response",
-        statusCode: 200,
-        body: '{"ok":true}',
-      });
-      const long = await send(sender, "/long");
-      assert.equal(long.kind === "response" ? long.body : null, "x".repeat(answerBytes));
-      const huge = await send(sender, "/huge");
-      assert.equal(huge.kind === "response" ? huge.body?.length : null, answerBytes);
-      assert.deepEqual(await send(sender, "/empty"), { kind: "response", statusCode: 200 });
-    } finally {
-      await sender.close();
-    }
-  });
+  for (const declared of ["", "/declared"]) {
+    it(`keeps a short answer whole, the first 2 KiB of a long one, and nothing of an empty one (${declared === "" ? "chunked" : "with Content-Length"})`, async () => {
+      const sender = new HttpSender({ timeoutMs: 2000 });
+      const send = async (sender: HttpSender, path: string) => sendTo(sender, `${path}${declared}`);
+      try {
+        assert.deepEqual(await send(sender, "/short"), {
+          kind: "response",
+          statusCode: 200,
+          body: '{"ok":true}',
+        });
+        const long = await send(sender, "/long");
+        assert.equal(long.kind === "response" ? long.body : null, "x".repeat(answerBytes));
+        const huge = await send(sender, "/huge");
+        assert.equal(huge.kind === "response" ? huge.body?.length : null, answerBytes);
+        assert.deepEqual(await send(sender, "/empty"), { kind: "response", statusCode: 200 });
+      } finally {
+        await sender.close();
+      }
+    });
+  }
 
   it("reuses its connection after an answer it read whole", async () => {
     const sender = new HttpSender({ timeoutMs: 2000 });
+    const send = sendTo;
     try {
       // A fresh agent opens a second connection for its second request (undici, with or
       // without this reading): warm the pool first.
