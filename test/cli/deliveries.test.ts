@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { buildProgram } from "../../src/cli/program.ts";
@@ -10,6 +12,7 @@ import { inProcessApi, publicTestHost, type InProcessApi } from "../support/in-p
 import { runCliInMemory, type CliRun } from "../support/in-memory-cli.ts";
 import { json, startStubApi, type StubApi } from "../support/stub-api.ts";
 import { isolatedConfigHome } from "../support/svc.ts";
+import { tempDir } from "../support/temp.ts";
 
 interface DeliveryJson {
   id: string;
@@ -778,6 +781,27 @@ describe("svc events and svc deliveries: what is refused or previewed sends noth
     const run = await svc(["events", "list", "--page-all"]);
     assertStatus(run, 1);
     assert.match(run.stderr, /The API repeated a pagination cursor; stopping\. \(bad_response\)/);
+  });
+
+  it("--output writes the printed result to a new file instead of stdout", async () => {
+    const dir = await tempDir();
+    try {
+      stub.answer(json(202, { queued: 3 }));
+      const file = join(dir.path, "recovered.txt");
+      const args = ["deliveries", "recover", "--destination", "dst_1", "--since", "1h"];
+      const run = await svc([...args, "--output", file]);
+      assertStatus(run, 0);
+      assert.equal(run.stdout, "");
+      assert.match(run.stderr, /Wrote the result to .*recovered\.txt\./);
+      assert.equal(await readFile(file, "utf8"), "queued: 3\n");
+      const sent = stub.received.length;
+      const again = await svc([...args, "--output", file]);
+      assertStatus(again, 2);
+      assert.match(again.stderr, /already exists; it is never overwritten.*\(output_exists\)/);
+      assert.equal(stub.received.length, sent, "refused before anything is sent");
+    } finally {
+      await dir.cleanup();
+    }
   });
 
   it("--timing reports each request on stderr", async () => {
