@@ -2,7 +2,8 @@ import { Command } from "commander";
 import { VERSION } from "../version.ts";
 import { registerAdminCommands } from "./admin/admin-commands.ts";
 import { registerAuthCommands } from "./auth/auth-commands.ts";
-import { registerEventCommands } from "./events/send.ts";
+import { registerDeliveryCommands } from "./deliveries/deliveries-commands.ts";
+import { registerEventCommands } from "./events/events-commands.ts";
 import { addGlobalOptions } from "./global-options.ts";
 import type { CliIo } from "./io.ts";
 import { registerServerCommand } from "./server/server-command.ts";
@@ -16,7 +17,9 @@ import { registerWebhookCommands } from "./webhooks/webhooks-commands.ts";
 export function buildProgram(io: CliIo, options: { json: boolean }): Command {
   const program = addGlobalOptions(
     new Command("svc")
-      .description("Webhook delivery service: run it, and manage webhook destinations")
+      .description(
+        "Webhook delivery service: run it, manage webhook destinations, publish events and follow their deliveries",
+      )
       .version(VERSION, "-V, --version"),
   )
     // Set before the commands are added: they copy these settings.
@@ -32,6 +35,7 @@ export function buildProgram(io: CliIo, options: { json: boolean }): Command {
   registerAuthCommands(program, io);
   registerWebhookCommands(program, io);
   registerEventCommands(program, io);
+  registerDeliveryCommands(program, io);
   pointUsageErrorsAtHelp(program, []);
   return program;
 }

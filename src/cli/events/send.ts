@@ -1,7 +1,7 @@
 import type { Command } from "commander";
-import { z } from "zod";
+import { eventSummarySchema } from "../../contract/delivery-log.ts";
 import { EVENT_TYPES } from "../../interfaces.ts";
-import { parseBody, workspacePath } from "../client/api-paths.ts";
+import { parseBody } from "../client/api-paths.ts";
 import type { ApiRequest } from "../client/http.ts";
 import { idempotencyKey, idempotencyKeyOption } from "../client/idempotency-key.ts";
 import { openSession } from "../client/session.ts";
@@ -13,6 +13,7 @@ import type { CommandResult } from "../output.ts";
 import { isRecord } from "../render/values.ts";
 import { readJsonObject } from "../stdin-json.ts";
 import { usageError } from "../usage.ts";
+import { EVENT_FIELDS, eventsPath } from "./event.ts";
 
 const COMMAND = "events send";
 
@@ -24,15 +25,8 @@ export interface SendOptions extends GlobalOptions {
 
 const settings: CommandSettings = {
   accepts: ["workspace", "raw", "dryRun", "stdin", "timing"],
-  fields: ["id", "type", "api_version", "created"],
+  fields: EVENT_FIELDS,
 };
-
-const notificationSchema = z.looseObject({
-  id: z.string(),
-  type: z.string(),
-  api_version: z.string(),
-  created: z.number(),
-});
 
 /** `--data` is the JSON of data.object. */
 function parseData(text: string): Record<string, unknown> {
@@ -66,20 +60,16 @@ export async function sendEvent(options: SendOptions, io: CliIo): Promise<Comman
   const session = await openSession(options, io);
   const request: ApiRequest = {
     method: "POST",
-    path: `${workspacePath(session.workspace, COMMAND)}/events`,
+    path: eventsPath(session.workspace, COMMAND),
     body: { type, data: { object } },
     headers: { "Idempotency-Key": idempotencyKey(options.idempotencyKey, COMMAND) },
   };
   if (options.dryRun === true) return dryRunResult(session.prepare(request));
   const response = await session.send(request);
-  return { data: parseBody(notificationSchema, response), raw: response.text };
+  return { data: parseBody(eventSummarySchema, response), raw: response.text };
 }
 
-export function registerEventCommands(program: Command, io: CliIo): void {
-  const group = program
-    .command("events")
-    .description("publish events to the workspace's webhook destinations")
-    .helpCommand(false);
+export function registerSend(group: Command, io: CliIo): void {
   group
     .command("send")
     .description("publish one event: every active destination subscribed to its type is notified")

@@ -31,10 +31,6 @@ export const destinationWithDeliverySchema = destination.extend({
   last_delivery: z.record(z.string(), z.unknown()).nullable(),
 });
 export const createdDestinationSchema = destination.extend({ secret: z.string().min(1) });
-export const listPageSchema = z.object({
-  data: z.array(destination),
-  next_cursor: z.string().nullable(),
-});
 export const deletionSchema = z.looseObject({ id: z.string(), deleted: z.literal(true) });
 
 /** Signing secrets are returned by create alone; anything else that carries one drops it. */

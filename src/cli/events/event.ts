@@ -1,0 +1,26 @@
+import { pathSegment, workspacePath } from "../client/api-paths.ts";
+
+/**
+ * The events of the delivery log as the command line reads them (CONTRACT.md "Delivery log
+ * and recovery"); the answers are parsed with the contract's schemas (src/contract).
+ */
+
+/** A notification's head: what `events send` prints and `events list` lists. */
+export const EVENT_FIELDS = ["id", "type", "api_version", "created"] as const;
+
+/** `events get`: the notification as it was sent, and its deliveries. */
+export const EVENT_DETAIL_FIELDS = [...EVENT_FIELDS, "data", "deliveries"] as const;
+
+export function eventsPath(workspace: string, command: string): string {
+  return `${workspacePath(workspace, command)}/events`;
+}
+
+export function eventPath(workspace: string, id: string, command: string): string {
+  return `${eventsPath(workspace, command)}/${pathSegment(id, "event id", command)}`;
+}
+
+/** Unix seconds (the notification's `created`) as a person reads a time. */
+export function unixTime(seconds: number): string {
+  const time = new Date(seconds * 1000);
+  return Number.isNaN(time.getTime()) ? String(seconds) : time.toISOString().replace(".000Z", "Z");
+}

@@ -1,0 +1,79 @@
+import { z } from "zod";
+import { usageError } from "./usage.ts";
+
+/**
+ * `--since` and `--until`: an ISO 8601 time with a zone, as the API takes it
+ * (`2026-11-25T09:00:00Z`, `2026-11-25T10:00:00.5+01:00`), or a duration back from now: a
+ * whole number and a unit, `s`, `m`, `h`, `d` or `w` (`90s`, `30m`, `2h`, `7d`). Either is sent
+ * to the API as an ISO 8601 time in UTC. A date without a time or a time without a zone is
+ * refused: which day or zone it meant would be a guess.
+ */
+
+const UNIT_MS = {
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 7 * 86_400_000,
+} as const;
+
+const duration = /^(\d{1,9})([smhdw])$/;
+const isoTime = z.iso.datetime({ offset: true });
+
+/** What `--since` and `--until` take, for their help and their errors. */
+export const TIME_OPTION_HELP =
+  "an ISO 8601 time with a zone (2026-11-25T09:00:00Z) or a duration back from now (30m, 2h, 7d)";
+
+/** The time `value` names, as the API takes it; `flag` (`--since`) and `command` for the error. */
+export function parseTimeOption(
+  value: string,
+  flag: string,
+  command: string,
+  now: Date = new Date(),
+): string {
+  const text = value.trim();
+  const match = duration.exec(text);
+  if (match !== null) {
+    const [, amount = "", unit = "s"] = match;
+    const count = Number.parseInt(amount, 10);
+    const time = new Date(now.getTime() - count * UNIT_MS[unit as keyof typeof UNIT_MS]);
+    if (count === 0 || Number.isNaN(time.getTime())) {
+      throw usageError(
+        command,
+        `${flag} ${JSON.stringify(value)} is not a usable duration: give ${TIME_OPTION_HELP}.`,
+      );
+    }
+    return time.toISOString();
+  }
+  if (isoTime.safeParse(text).success) {
+    const time = new Date(text);
+    if (!Number.isNaN(time.getTime())) return time.toISOString();
+  }
+  throw usageError(command, `${flag} must be ${TIME_OPTION_HELP}, not ${JSON.stringify(value)}.`);
+}
+
+/**
+ * `--since` and `--until` of a list, each as the API takes it; a `since` that is not before
+ * `until` would select nothing, so it is refused before anything is sent.
+ */
+export function timeRange(
+  options: { readonly since?: string; readonly until?: string },
+  command: string,
+  now: Date = new Date(),
+): { since?: string; until?: string } {
+  const since =
+    options.since === undefined
+      ? undefined
+      : parseTimeOption(options.since, "--since", command, now);
+  const until =
+    options.until === undefined
+      ? undefined
+      : parseTimeOption(options.until, "--until", command, now);
+  if (since !== undefined && until !== undefined && Date.parse(since) >= Date.parse(until)) {
+    throw usageError(
+      command,
+      `--since (${since}) must be before --until (${until}): nothing lies between them.`,
+    );
+  }
+  return { ...(since === undefined ? {} : { since }), ...(until === undefined ? {} : { until }) };
+}
