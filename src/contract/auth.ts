@@ -13,19 +13,19 @@ export const signInBody = z
       .max(320)
       // eslint-disable-next-line no-control-regex -- control characters are what it refuses
       .regex(/^[^\u0000-\u001f\u007f]*$/, { error: "email must not contain control characters" })
-      .meta({ example: "ada@example.com" }),
+      .meta({ examples: ["ada@example.com"] }),
     password: z.string({ error: "password is required" }).min(1).max(MAX_PASSWORD_LENGTH),
   })
   .meta({ id: "SignIn" });
 
 const user = z.object({
-  id: z.string().meta({ example: "usr_6d1c0e2f4a8b9c3d5e7f1a2b" }),
+  id: z.string().meta({ examples: ["usr_6d1c0e2f4a8b9c3d5e7f1a2b"] }),
   email: z.string(),
 });
 
 export const workspaceAccessSchema = z
   .object({
-    id: z.string().meta({ example: "ws_0b7c3d5e9f1a2b4c6d8e0f12" }),
+    id: z.string().meta({ examples: ["ws_0b7c3d5e9f1a2b4c6d8e0f12"] }),
     name: z.string(),
     role: z.enum(ROLES).nullable().meta({ description: "The user's role; null for an API key." }),
     scopes: z.array(z.enum(SCOPES)),
@@ -34,7 +34,10 @@ export const workspaceAccessSchema = z
 
 export const signedInSchema = z
   .object({
-    token: z.string().meta({ description: "The session's bearer token, shown once." }),
+    token: z
+      .string()
+      .startsWith("svs_")
+      .meta({ description: "The session's bearer token, shown once." }),
     expires_at: isoTime,
     user,
     workspaces: z.array(workspaceAccessSchema),

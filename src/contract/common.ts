@@ -10,13 +10,13 @@ import { errorCatalog, type ErrorCode } from "../errors.ts";
 /** A time as the API writes it: ISO 8601 in UTC, with milliseconds. */
 export const isoTime = z
   .string()
-  .meta({ format: "date-time", example: "2026-11-25T12:00:00.000Z" });
+  .meta({ format: "date-time", examples: ["2026-11-25T12:00:00.000Z"] });
 
 /** A time as the API reads it in a query or body: ISO 8601 with a time and a zone. */
 export const timeInput = z.iso
   .datetime({ offset: true, error: "must be an ISO 8601 time such as 2026-11-25T12:00:00Z" })
   .transform((text) => new Date(text))
-  .meta({ example: "2026-11-25T12:00:00Z" });
+  .meta({ examples: ["2026-11-25T12:00:00Z"] });
 
 /**
  * A whole number in a query string: decimal digits only (no sign, spaces, hex or exponent),
@@ -39,7 +39,7 @@ export function queryInteger(min: number, max: number) {
 export const pageQuery = {
   limit: queryInteger(1, 100)
     .default(20)
-    .meta({ description: "Items per page, 1 to 100.", example: "20" }),
+    .meta({ description: "Items per page, 1 to 100.", examples: ["20"] }),
   cursor: z
     .string()
     .min(1)
@@ -60,14 +60,14 @@ export function pageOf<T extends z.ZodType>(item: T) {
 
 const workspace = z.string().meta({
   description: "The workspace's id.",
-  example: "ws_0b7c3d5e9f1a2b4c6d8e0f12",
+  examples: ["ws_0b7c3d5e9f1a2b4c6d8e0f12"],
 });
 
 export const workspaceParams = z.object({ workspace });
 
 /** The path of a member route: the workspace and the member's id. */
 export function memberParams(description: string, example: string) {
-  return z.object({ workspace, id: z.string().meta({ description, example }) });
+  return z.object({ workspace, id: z.string().meta({ description, examples: [example] }) });
 }
 
 /** The codes the API answers with (the catalog's entries that have an HTTP status). */
@@ -75,24 +75,37 @@ export const API_ERROR_CODES = Object.entries(errorCatalog)
   .filter(([, definition]) => definition.status !== null)
   .map(([code]) => code as ErrorCode);
 
-/** Every refusal: `{"error":{"code","message","param"?}}`, the code from `docs/errors.md`. */
-export const errorSchema = z
-  .object({
+function errorEnvelope<C extends z.ZodType<string>>(code: C) {
+  return z.object({
     error: z.object({
-      code: z.enum(API_ERROR_CODES as [ErrorCode, ...ErrorCode[]]).meta({
-        description: "Stable and documented in docs/errors.md; branch on it, not the message.",
-      }),
+      code,
       message: z.string().meta({ description: "What went wrong and what to do, for people." }),
       param: z
         .string()
         .optional()
         .meta({ description: "The parameter or member at fault, when there is one." }),
     }),
-  })
-  .meta({
-    id: "Error",
-    example: {
+  });
+}
+
+/** Every refusal: `{"error":{"code","message","param"?}}`, the code from `docs/errors.md`. */
+export const errorSchema = errorEnvelope(
+  z.enum(API_ERROR_CODES as [ErrorCode, ...ErrorCode[]]).meta({
+    description: "Stable and documented in docs/errors.md; branch on it, not the message.",
+  }),
+).meta({
+  id: "Error",
+  examples: [
+    {
       error: { code: "not_found", message: "No webhook destination dst_… here.", param: "id" },
     },
-  });
+  ],
+});
+
+/**
+ * The same envelope with any code: what a client reads, so that a code newer than the client
+ * is still an error it can show.
+ */
+export const anyErrorSchema = errorEnvelope(z.string());
+
 export type ErrorBody = z.infer<typeof errorSchema>;

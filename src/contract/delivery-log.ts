@@ -16,11 +16,11 @@ export const deliverySchema = z
   .object({
     id: z.string().meta({
       description: "Stable: the event's and the destination's ids; treat it as opaque.",
-      example: "dlv_01a1fea3869b5b1f7c0d9e2a4b36_5f0c2a9e81b34d7c6a1e0f93",
+      examples: ["dlv_01a1fea3869b5b1f7c0d9e2a4b36_5f0c2a9e81b34d7c6a1e0f93"],
     }),
-    event_id: z.string().meta({ example: "evt_01a1fea3869b5b1f7c0d9e2a4b36" }),
-    destination_id: z.string().meta({ example: "dst_5f0c2a9e81b34d7c6a1e0f93" }),
-    event_type: z.string().meta({ example: "job.completed" }),
+    event_id: z.string().meta({ examples: ["evt_01a1fea3869b5b1f7c0d9e2a4b36"] }),
+    destination_id: z.string().meta({ examples: ["dst_5f0c2a9e81b34d7c6a1e0f93"] }),
+    event_type: z.string().meta({ examples: ["job.completed"] }),
     status: deliveryStatusSchema,
     attempts: z.number().int().meta({ description: "How many attempts were made." }),
     created_at: isoTime,

@@ -34,7 +34,7 @@ const eventNames = z
 const urlMeta = {
   description:
     "An https:// URL on a public address (port 443 or one the operator allows), at most 2048 characters.",
-  example: "https://example.com/hooks",
+  examples: ["https://example.com/hooks"],
 };
 
 export const createDestinationBody = z
@@ -67,9 +67,12 @@ export const destinationParams = memberParams(
 
 export const destinationSchema = z
   .object({
-    id: z.string().meta({ example: "dst_5f0c2a9e81b34d7c6a1e0f93" }),
-    url: z.string().meta({ example: "https://example.com/hooks" }),
-    events: z.array(z.enum(EVENT_SUBSCRIPTIONS as readonly [string, ...string[]])),
+    id: z.string().meta({ examples: ["dst_5f0c2a9e81b34d7c6a1e0f93"] }),
+    url: z.string().meta({ examples: ["https://example.com/hooks"] }),
+    events: z.array(z.string()).meta({
+      description: `Its subscriptions: ${EVENT_SUBSCRIPTIONS.join(", ")} (types may be added: accept others).`,
+      examples: [["job.completed", "job.failed"]],
+    }),
     active: z.boolean(),
     created_at: isoTime,
     updated_at: isoTime,
@@ -95,8 +98,8 @@ export const lastDeliverySchema = z
     status: z.enum(["pending", "delivered", "failed"]),
     attempts: z.number().int(),
     last_attempt_at: isoTime.nullable(),
-    event: z.string().meta({ example: "job.completed" }),
-    notification_id: z.string().meta({ example: "evt_01a1fea3869b5b1f7c0d9e2a4b36" }),
+    event: z.string().meta({ examples: ["job.completed"] }),
+    notification_id: z.string().meta({ examples: ["evt_01a1fea3869b5b1f7c0d9e2a4b36"] }),
     next_attempt_at: isoTime.nullable(),
     last_status_code: z.number().int().nullable(),
     last_error: z.string().nullable(),
@@ -114,10 +117,13 @@ export const destinationWithDeliverySchema = destinationSchema
 
 export const createdDestinationSchema = destinationSchema
   .extend({
-    secret: z.string().min(1).meta({
-      description: "The signing secret (whsec_…), shown in this answer only.",
-      example: "whsec_…",
-    }),
+    secret: z
+      .string()
+      .min(1)
+      .meta({
+        description: "The signing secret (whsec_…), shown in this answer only.",
+        examples: ["whsec_…"],
+      }),
   })
   .meta({ id: "CreatedDestination" });
 

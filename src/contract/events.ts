@@ -21,7 +21,7 @@ export const publishBody = z
           description:
             "The object the event is about, as your platform shows it; nested at most eventDepthLimit (32) deep.",
           override: { type: "object", additionalProperties: true },
-          example: { id: "job_42", status: "done" },
+          examples: [{ id: "job_42", status: "done" }],
         }),
     }),
   })
@@ -32,11 +32,17 @@ export const eventSummarySchema = z
   .object({
     id: z.string().meta({
       description: "The notification's id, sent as `Webhook-Id`.",
-      example: "evt_01a1fea3869b5b1f7c0d9e2a4b36",
+      examples: ["evt_01a1fea3869b5b1f7c0d9e2a4b36"],
     }),
-    type: eventType,
-    api_version: z.string().meta({ example: "2026-11-01" }),
-    created: z.number().int().meta({ description: "Unix seconds.", example: 1795273492 }),
+    type: z.string().meta({
+      description: `One of ${EVENT_TYPES.join(", ")} (types may be added: accept others).`,
+      examples: ["job.completed"],
+    }),
+    api_version: z.string().meta({ examples: ["2026-11-01"] }),
+    created: z
+      .number()
+      .int()
+      .meta({ description: "Unix seconds.", examples: [1795273492] }),
   })
   .meta({ id: "EventSummary" });
 export type EventSummaryBody = z.infer<typeof eventSummarySchema>;

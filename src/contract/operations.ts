@@ -295,7 +295,10 @@ export function accessConfig(operation: Operation): { config: RouteAccess } {
       return { config: {} };
     case "credential":
       return { config: { authenticated: true } };
-    default:
+    case "webhooks:read":
+    case "webhooks:write":
+    case "events:read":
+    case "events:write":
       return { config: { scope: operation.access } };
   }
 }
