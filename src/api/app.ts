@@ -13,6 +13,7 @@ import { registerDeliveryLogRoutes } from "./delivery-log/routes.ts";
 import { frameworkRefusals, registerErrorHandling } from "./error-handler.ts";
 import { registerEventRoutes } from "./events/routes.ts";
 import { registerIdempotency } from "./idempotency.ts";
+import { registerOpenApiRoute } from "./openapi-route.ts";
 import { registerProbes } from "./probes.ts";
 import { keepRawJsonBody } from "./raw-body.ts";
 import { registerWebhookRoutes } from "./webhooks/routes.ts";
@@ -38,6 +39,7 @@ export function buildApi(
   registerAuthorisation(app, dependencies.store);
   registerIdempotency(app, dependencies);
   registerProbes(app, dependencies.store);
+  registerOpenApiRoute(app);
   registerAuthRoutes(app, dependencies);
   registerWebhookRoutes(app, dependencies);
   registerEventRoutes(app, dependencies);

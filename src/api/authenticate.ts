@@ -3,7 +3,7 @@ import "./request-context.ts";
 import { AppError } from "../errors.ts";
 import type { Scope, Store } from "../interfaces.ts";
 import { identify, scopesIn, type Credential } from "./auth/credential.ts";
-import { isWellFormedId } from "./webhooks/input.ts";
+import { isWellFormedId } from "./parse-input.ts";
 
 /** A scope that grants another: write implies read. */
 const implied: Partial<Record<Scope, Scope>> = {

@@ -1,78 +1,107 @@
 import { z } from "zod";
+import { isoTime, memberParams, pageOf, pageQuery, timeInput } from "./common.ts";
+import { eventSummarySchema, orderedRange, sinceBeforeUntil } from "./events.ts";
 
 /**
- * The wire shapes of the delivery log (CONTRACT.md "Delivery log and recovery"), declared
- * once: the server's serialisers are typed by them and the CLI parses answers with them.
- * Members the API may add later are kept (`looseObject`), so an older `svc` still reads a
- * newer server.
+ * The delivery log (CONTRACT.md "Delivery log and recovery"): its queries and its answers.
+ * The server's serialisers are typed by these, and the CLI parses answers with them.
  */
 
-const isoTime = z.string();
-
-/** A notification's head, as the events list shows it. */
-export const eventSummarySchema = z.looseObject({
-  id: z.string(),
-  type: z.string(),
-  api_version: z.string(),
-  /** Unix seconds, as in the notification. */
-  created: z.number(),
-});
-export type EventSummaryBody = z.infer<typeof eventSummarySchema>;
+export { eventSummarySchema, type EventSummaryBody } from "./events.ts";
 
 export const deliveryStatusSchema = z.enum(["pending", "delivered", "failed"]);
 
 /** One notification to one destination. */
-export const deliverySchema = z.looseObject({
-  id: z.string(),
-  event_id: z.string(),
-  destination_id: z.string(),
-  event_type: z.string(),
-  status: deliveryStatusSchema,
-  attempts: z.number(),
-  created_at: isoTime,
-  last_attempt_at: isoTime.nullable(),
-  /** Null unless pending and waiting for its next attempt. */
-  next_attempt_at: isoTime.nullable(),
-  last_status_code: z.number().nullable(),
-  last_error: z.string().nullable(),
-  /** A worker is attempting it now. */
-  in_flight: z.boolean(),
-});
+export const deliverySchema = z
+  .object({
+    id: z.string().meta({
+      description: "Stable: the event's and the destination's ids; treat it as opaque.",
+      examples: ["dlv_01a1fea3869b5b1f7c0d9e2a4b36_5f0c2a9e81b34d7c6a1e0f93"],
+    }),
+    event_id: z.string().meta({ examples: ["evt_01a1fea3869b5b1f7c0d9e2a4b36"] }),
+    destination_id: z.string().meta({ examples: ["dst_5f0c2a9e81b34d7c6a1e0f93"] }),
+    event_type: z.string().meta({ examples: ["job.completed"] }),
+    status: deliveryStatusSchema,
+    attempts: z.number().int().meta({ description: "How many attempts were made." }),
+    created_at: isoTime,
+    last_attempt_at: isoTime.nullable(),
+    next_attempt_at: isoTime
+      .nullable()
+      .meta({ description: "Null unless pending and waiting for its next attempt." }),
+    last_status_code: z.number().int().nullable(),
+    last_error: z.string().nullable(),
+    in_flight: z.boolean().meta({ description: "A worker is attempting it now." }),
+  })
+  .meta({ id: "Delivery" });
 export type DeliveryBody = z.infer<typeof deliverySchema>;
 
 /** One attempt of a delivery. */
-export const attemptSchema = z.looseObject({
-  /** 1 for the first. */
-  attempt: z.number(),
-  attempted_at: isoTime,
-  duration_ms: z.number(),
-  status_code: z.number().nullable(),
-  error: z.string().nullable(),
-  /** The first 2 KiB of the receiver's answer, as text. */
-  response_body: z.string().nullable(),
-});
+export const attemptSchema = z
+  .object({
+    attempt: z.number().int().meta({ description: "1 for the first." }),
+    attempted_at: isoTime,
+    duration_ms: z.number().int(),
+    status_code: z.number().int().nullable(),
+    error: z.string().nullable(),
+    response_body: z
+      .string()
+      .nullable()
+      .meta({ description: "The first 2 KiB of the receiver's answer, as text." }),
+  })
+  .meta({ id: "Attempt" });
 export type AttemptBody = z.infer<typeof attemptSchema>;
 
 /**
  * A delivery with its log: `attempts` is the list of the attempts still kept (the contract's
  * shape for `get`), oldest first; `attempt_count` how many were made in all.
  */
-export const deliveryDetailSchema = deliverySchema.extend({
-  attempts: z.array(attemptSchema),
-  attempt_count: z.number(),
-});
+export const deliveryDetailSchema = deliverySchema
+  .extend({
+    attempts: z.array(attemptSchema).meta({ description: "The attempts kept, oldest first." }),
+    attempt_count: z.number().int().meta({ description: "How many attempts were made." }),
+  })
+  .meta({ id: "DeliveryDetail" });
 export type DeliveryDetailBody = z.infer<typeof deliveryDetailSchema>;
 
 /** The notification as it was sent, with one delivery per destination it was queued for. */
-export const eventDetailSchema = eventSummarySchema.extend({
-  data: z.looseObject({ object: z.record(z.string(), z.unknown()) }),
-  deliveries: z.array(deliverySchema),
-});
+export const eventDetailSchema = eventSummarySchema
+  .extend({
+    data: z.object({ object: z.record(z.string(), z.unknown()) }),
+    deliveries: z.array(deliverySchema),
+  })
+  .meta({ id: "EventDetail" });
 export type EventDetailBody = z.infer<typeof eventDetailSchema>;
 
 /** A page of a list, newest first; `next_cursor` continues it. */
-export function pageSchema<T extends z.ZodType>(item: T) {
-  return z.object({ data: z.array(item), next_cursor: z.string().nullable() });
-}
+export const pageSchema = pageOf;
+export const eventPageSchema = pageOf(eventSummarySchema).meta({ id: "EventPage" });
+export const deliveryPageSchema = pageOf(deliverySchema).meta({ id: "DeliveryPage" });
 
-export const recoverySchema = z.looseObject({ queued: z.number() });
+export const recoverySchema = z
+  .object({ queued: z.number().int().meta({ description: "How many deliveries were queued." }) })
+  .meta({ id: "Recovery" });
+
+export const listDeliveriesQuery = z
+  .strictObject({
+    ...pageQuery,
+    since: timeInput.optional().meta({ description: "Created at or after this time." }),
+    until: timeInput.optional().meta({ description: "Created before this time." }),
+    destination: z.string().min(1).optional().meta({ description: "A destination's id." }),
+    event: z.string().min(1).optional().meta({ description: "An event's id." }),
+    status: deliveryStatusSchema.optional(),
+  })
+  .refine(sinceBeforeUntil, orderedRange);
+
+export const recoverBody = z
+  .strictObject({
+    since: timeInput.meta({
+      description: "Re-queue the failed deliveries created at or after this time.",
+    }),
+  })
+  .meta({ id: "Recover" });
+
+export const eventParams = memberParams("The event's id.", "evt_01a1fea3869b5b1f7c0d9e2a4b36");
+export const deliveryParams = memberParams(
+  "The delivery's id.",
+  "dlv_01a1fea3869b5b1f7c0d9e2a4b36_5f0c2a9e81b34d7c6a1e0f93",
+);

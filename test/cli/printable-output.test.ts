@@ -24,8 +24,16 @@ const destination = {
   active: true,
   created_at: "2026-11-01T00:00:00.000Z",
   updated_at: "2026-11-01T00:00:00.000Z",
+  // In the contract's shape (the CLI checks it), with hostile text where text may be.
   last_delivery: {
     status: "failed",
+    attempts: 3,
+    last_attempt_at: "2026-11-01T00:00:00.000Z",
+    event: "job.completed",
+    notification_id: "evt_1",
+    next_attempt_at: null,
+    last_status_code: null,
+    circuit: null,
     last_error: "refused \u001b[2J\u202e",
     [`odd\u001b[2Jname`]: 1,
   },

@@ -1,4 +1,9 @@
-/** A thin HTTP client for the API under test: real requests over loopback. */
+import { checkAnswer } from "./openapi-check.ts";
+
+/**
+ * A thin HTTP client for the API under test: real requests over loopback, each answer checked
+ * against the OpenAPI document.
+ */
 export interface ApiResponse<T = unknown> {
   readonly status: number;
   readonly body: T;
@@ -30,6 +35,7 @@ export function apiClient(baseUrl: string, token: string | null): ApiClient {
     }
     const response = await fetch(new URL(path, baseUrl), { method, headers, body: payload });
     const text = await response.text();
+    checkAnswer(method, path, response.status, text);
     return {
       status: response.status,
       text,

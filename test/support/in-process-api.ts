@@ -14,6 +14,7 @@ import { migrate } from "../../src/store/migrate.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
 import { SqlStore } from "../../src/store/sql-store.ts";
 import { testDatabaseLocation } from "./database.ts";
+import { checkAnswer } from "./openapi-check.ts";
 import { tempDir } from "./temp.ts";
 
 /** The API built in this process over a database of its own, answered through `inject()`. */
@@ -95,7 +96,7 @@ export async function inProcessApi(
     workspaceId,
     token,
     key,
-    call(method, path, callOptions = {}) {
+    async call(method, path, callOptions = {}) {
       const url = path.startsWith("/v1") ? path : `/v1/workspaces/${workspaceId}${path}`;
       const { body } = callOptions;
       const headers: Record<string, string> = { authorization: `Bearer ${token}` };
@@ -103,7 +104,14 @@ export async function inProcessApi(
       Object.assign(headers, callOptions.headers);
       // A string is sent as it is (malformed JSON included); anything else as JSON.
       const payload = typeof body === "string" ? body : JSON.stringify(body);
-      return app.inject({ method, url, headers, ...(body === undefined ? {} : { payload }) });
+      const response = await app.inject({
+        method,
+        url,
+        headers,
+        ...(body === undefined ? {} : { payload }),
+      });
+      checkAnswer(String(method), url, response.statusCode, response.body);
+      return response;
     },
     async dispose() {
       await app.close();

@@ -1,24 +1,17 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
-import { MAX_PASSWORD_LENGTH, unknownAccountHash } from "../../crypto/passwords.ts";
+import { signInBody } from "../../contract/auth.ts";
+import { accessConfig, operations, routePath, successBody } from "../../contract/operations.ts";
+import { unknownAccountHash } from "../../crypto/passwords.ts";
 import { AppError } from "../../errors.ts";
 import type { ApiDependencies } from "../dependencies.ts";
-import { parseInput } from "../webhooks/input.ts";
+import { parseInput } from "../parse-input.ts";
 import { workspacesOf, type Credential, type WorkspaceAccess } from "./credential.ts";
 import { signIn } from "./sign-in.ts";
 
-const signInBody = z.strictObject({
-  email: z
-    .string({ error: "email is required" })
-    .min(1)
-    .max(320)
-    // eslint-disable-next-line no-control-regex -- control characters are what it refuses
-    .regex(/^[^\u0000-\u001f\u007f]*$/, { error: "email must not contain control characters" }),
-  password: z.string({ error: "password is required" }).min(1).max(MAX_PASSWORD_LENGTH),
-});
+const { signIn: signInOperation, whoAmI, signOut } = operations;
 
 function workspaceBody(access: WorkspaceAccess) {
-  return { id: access.id, name: access.name, role: access.role, scopes: access.scopes };
+  return { id: access.id, name: access.name, role: access.role, scopes: [...access.scopes] };
 }
 
 function signedInCredential(request: { credential?: Credential }): Credential {
@@ -37,39 +30,44 @@ export function registerAuthRoutes(app: FastifyInstance, dependencies: ApiDepend
   // Made now, so that no sign-in pays for it (its extra time would tell an unknown account).
   void unknownAccountHash();
 
-  app.post("/v1/auth/sessions", async (request, reply) => {
+  app.post(routePath(signInOperation), accessConfig(signInOperation), async (request, reply) => {
     const input = parseInput(signInBody, request.body);
     const { token, session } = await signIn(dependencies, { ...input, address: request.ip });
     const workspaces = await workspacesOf(store, { kind: "session", session });
-    return reply.status(201).send({
-      token,
-      expires_at: session.expiresAt.toISOString(),
-      user: { id: session.user.id, email: session.user.email },
-      workspaces: workspaces.map(workspaceBody),
-    });
+    return reply.status(signInOperation.success.status).send(
+      successBody(signInOperation, {
+        token,
+        expires_at: session.expiresAt.toISOString(),
+        user: { id: session.user.id, email: session.user.email },
+        workspaces: workspaces.map(workspaceBody),
+      }),
+    );
   });
 
-  const authenticated = { config: { authenticated: true } } as const;
-
-  app.get("/v1/auth/session", authenticated, async (request) => {
+  app.get(routePath(whoAmI), accessConfig(whoAmI), async (request) => {
     const credential = signedInCredential(request);
     const workspaces = (await workspacesOf(store, credential)).map(workspaceBody);
     switch (credential.kind) {
       case "session": {
         const { session } = credential;
-        return {
+        return successBody(whoAmI, {
           kind: "session",
           user: { id: session.user.id, email: session.user.email },
           expires_at: session.expiresAt.toISOString(),
           workspaces,
-        };
+        });
       }
       case "api_key":
-        return { kind: "api_key", key_id: credential.apiKey.id, user: null, workspaces };
+        return successBody(whoAmI, {
+          kind: "api_key",
+          key_id: credential.apiKey.id,
+          user: null,
+          workspaces,
+        });
     }
   });
 
-  app.delete("/v1/auth/session", authenticated, async (request) => {
+  app.delete(routePath(signOut), accessConfig(signOut), async (request) => {
     const credential = signedInCredential(request);
     if (credential.kind !== "session") {
       throw new AppError(
@@ -78,6 +76,6 @@ export function registerAuthRoutes(app: FastifyInstance, dependencies: ApiDepend
       );
     }
     await store.credentials.revokeSession(credential.session.id);
-    return { id: credential.session.id, revoked: true };
+    return successBody(signOut, { id: credential.session.id, revoked: true });
   });
 }

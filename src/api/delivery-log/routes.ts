@@ -1,8 +1,17 @@
 import type { FastifyInstance } from "fastify";
 import { AppError, type ErrorCode } from "../../errors.ts";
 import type { ApiDependencies } from "../dependencies.ts";
-import { isWellFormedId, parseInput, workspaceParams } from "../webhooks/input.ts";
-import { deliveriesQuery, eventsQuery, memberParams, recoverBody } from "./input.ts";
+import { workspaceParams } from "../../contract/common.ts";
+import {
+  deliveryParams,
+  eventParams,
+  listDeliveriesQuery,
+  recoverBody,
+} from "../../contract/delivery-log.ts";
+import { destinationParams } from "../../contract/destinations.ts";
+import { listEventsQuery } from "../../contract/events.ts";
+import { accessConfig, operations, routePath, successBody } from "../../contract/operations.ts";
+import { isWellFormedId, parseInput } from "../parse-input.ts";
 import {
   deliveryBody,
   deliveryDetailBody,
@@ -27,8 +36,8 @@ export function registerDeliveryLogRoutes(
   dependencies: ApiDependencies,
 ): void {
   const { store, clock, eventRetentionMs } = dependencies;
-  const read = { config: { scope: "events:read" } } as const;
-  const write = { config: { scope: "events:write" } } as const;
+  const { listEvents, getEvent, listDeliveries, getDelivery, retryDelivery, recoverWebhook } =
+    operations;
 
   const missing = (kind: "event" | "delivery", id: string): AppError => {
     const madeAt = timeOfId(id);
@@ -40,28 +49,31 @@ export function registerDeliveryLogRoutes(
   };
   /** The workspace and id of a member route; a malformed id names nothing. */
   const memberOf = (params: unknown, kind: "event" | "delivery") => {
-    const { workspace, id } = parseInput(memberParams, params);
+    const { workspace, id } = parseInput(kind === "event" ? eventParams : deliveryParams, params);
     if (!isWellFormedId(id)) throw missing(kind, id);
     return { workspace, id };
   };
 
-  app.get("/v1/workspaces/:workspace/events", read, async (request) => {
+  app.get(routePath(listEvents), accessConfig(listEvents), async (request) => {
     const { workspace } = parseInput(workspaceParams, request.params);
-    const { limit, cursor, ...filter } = parseInput(eventsQuery, request.query);
+    const { limit, cursor, ...filter } = parseInput(listEventsQuery, request.query);
     const page = await store.log.listEvents(workspace, filter, { limit, cursor: cursor ?? null });
-    return { data: page.items.map(eventSummaryBody), next_cursor: page.nextCursor };
+    return successBody(listEvents, {
+      data: page.items.map(eventSummaryBody),
+      next_cursor: page.nextCursor,
+    });
   });
 
-  app.get("/v1/workspaces/:workspace/events/:id", read, async (request) => {
+  app.get(routePath(getEvent), accessConfig(getEvent), async (request) => {
     const { workspace, id } = memberOf(request.params, "event");
     const event = await store.log.getEvent(workspace, id);
     if (event === null) throw missing("event", id);
-    return eventDetailBody(event);
+    return successBody(getEvent, eventDetailBody(event));
   });
 
-  app.get("/v1/workspaces/:workspace/deliveries", read, async (request) => {
+  app.get(routePath(listDeliveries), accessConfig(listDeliveries), async (request) => {
     const { workspace } = parseInput(workspaceParams, request.params);
-    const query = parseInput(deliveriesQuery, request.query);
+    const query = parseInput(listDeliveriesQuery, request.query);
     const page = await store.log.listDeliveries(
       workspace,
       {
@@ -73,17 +85,20 @@ export function registerDeliveryLogRoutes(
       },
       { limit: query.limit, cursor: query.cursor ?? null },
     );
-    return { data: page.items.map(deliveryBody), next_cursor: page.nextCursor };
+    return successBody(listDeliveries, {
+      data: page.items.map(deliveryBody),
+      next_cursor: page.nextCursor,
+    });
   });
 
-  app.get("/v1/workspaces/:workspace/deliveries/:id", read, async (request) => {
+  app.get(routePath(getDelivery), accessConfig(getDelivery), async (request) => {
     const { workspace, id } = memberOf(request.params, "delivery");
     const delivery = await store.log.getDelivery(workspace, id);
     if (delivery === null) throw missing("delivery", id);
-    return deliveryDetailBody(delivery);
+    return successBody(getDelivery, deliveryDetailBody(delivery));
   });
 
-  app.post("/v1/workspaces/:workspace/deliveries/:id/retry", write, async (request, reply) => {
+  app.post(routePath(retryDelivery), accessConfig(retryDelivery), async (request, reply) => {
     const { workspace, id } = memberOf(request.params, "delivery");
     const outcome = await store.log.retryDelivery(workspace, id);
     if (outcome === null) throw missing("delivery", id);
@@ -93,12 +108,14 @@ export function registerDeliveryLogRoutes(
       case "destination_inactive":
         throw new AppError("destination_inactive");
       case "queued":
-        return reply.status(202).send(deliveryBody(outcome.delivery));
+        return reply
+          .status(retryDelivery.success.status)
+          .send(successBody(retryDelivery, deliveryBody(outcome.delivery)));
     }
   });
 
-  app.post("/v1/workspaces/:workspace/webhooks/:id/recover", write, async (request, reply) => {
-    const { workspace, id } = parseInput(memberParams, request.params);
+  app.post(routePath(recoverWebhook), accessConfig(recoverWebhook), async (request, reply) => {
+    const { workspace, id } = parseInput(destinationParams, request.params);
     const { since } = parseInput(recoverBody, request.body);
     const destination = isWellFormedId(id)
       ? await store.destinations.getDestination(workspace, id)
@@ -109,6 +126,9 @@ export function registerDeliveryLogRoutes(
       });
     }
     if (!destination.active) throw new AppError("destination_inactive");
-    return reply.status(202).send({ queued: await store.log.recoverDeliveries(id, since) });
+    const queued = await store.log.recoverDeliveries(id, since);
+    return reply
+      .status(recoverWebhook.success.status)
+      .send(successBody(recoverWebhook, { queued }));
   });
 }

@@ -2,20 +2,25 @@ import type { FastifyInstance } from "fastify";
 import { newId, newSigningSecret } from "../../crypto/tokens.ts";
 import { AppError } from "../../errors.ts";
 import { checkDestinationUrl } from "../../net/destination-url.ts";
-import type { ApiDependencies } from "../dependencies.ts";
+import { workspaceParams } from "../../contract/common.ts";
 import {
-  createBody,
+  createDestinationBody,
   destinationParams,
-  isWellFormedId,
-  listQuery,
-  parseInput,
-  updateBody,
-  workspaceParams,
-} from "./input.ts";
+  listDestinationsQuery,
+  updateDestinationBody,
+} from "../../contract/destinations.ts";
+import { accessConfig, operations, routePath, successBody } from "../../contract/operations.ts";
+import type { ApiDependencies } from "../dependencies.ts";
+import { isWellFormedId, parseInput } from "../parse-input.ts";
 import { destinationBody, lastDeliveryBody } from "./serialize.ts";
 
-const collection = "/v1/workspaces/:workspace/webhooks";
-const member = `${collection}/:id`;
+const {
+  listWebhooks: list,
+  createWebhook: create,
+  getWebhook: get,
+  updateWebhook: update,
+  deleteWebhook: remove,
+} = operations;
 
 function notFound(id: string): AppError {
   return new AppError("not_found", `No webhook destination ${id} in this workspace.`, {
@@ -23,26 +28,29 @@ function notFound(id: string): AppError {
   });
 }
 
-/** Each route declares its scope; `registerAuthorisation` checks it before the route runs. */
+/**
+ * The destinations API: paths, scopes and parsers from the contract's operations;
+ * `registerAuthorisation` checks each scope before the route runs.
+ */
 export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDependencies): void {
   const { store, secretBox } = dependencies;
 
-  const read = { config: { scope: "webhooks:read" } } as const;
-  const write = { config: { scope: "webhooks:write" } } as const;
-
-  app.get(collection, read, async (request) => {
+  app.get(routePath(list), accessConfig(list), async (request) => {
     const { workspace } = parseInput(workspaceParams, request.params);
-    const query = parseInput(listQuery, request.query);
+    const query = parseInput(listDestinationsQuery, request.query);
     const page = await store.destinations.listDestinations(workspace, {
       limit: query.limit,
       cursor: query.cursor ?? null,
     });
-    return { data: page.items.map(destinationBody), next_cursor: page.nextCursor };
+    return successBody(list, {
+      data: page.items.map(destinationBody),
+      next_cursor: page.nextCursor,
+    });
   });
 
-  app.post(collection, write, async (request, reply) => {
+  app.post(routePath(create), accessConfig(create), async (request, reply) => {
     const { workspace } = parseInput(workspaceParams, request.params);
-    const input = parseInput(createBody, request.body);
+    const input = parseInput(createDestinationBody, request.body);
     const { url } = await checkDestinationUrl(input.url, dependencies);
     const id = newId("dst");
     const secret = newSigningSecret();
@@ -54,7 +62,9 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
       secretCiphertext: secretBox.encrypt(secret, id),
     });
     // The only response that ever carries the secret.
-    return reply.status(201).send({ ...destinationBody(destination), secret });
+    return reply
+      .status(create.success.status)
+      .send(successBody(create, { ...destinationBody(destination), secret }));
   });
 
   /** The workspace and destination id of a member route; a malformed id names nothing. */
@@ -64,20 +74,20 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
     return { workspace, id };
   };
 
-  app.get(member, read, async (request) => {
+  app.get(routePath(get), accessConfig(get), async (request) => {
     const { workspace, id } = destinationOf(request.params);
     const destination = await store.destinations.getDestination(workspace, id);
     if (destination === null) throw notFound(id);
     const lastDelivery = await store.destinations.getLastDelivery(workspace, id);
-    return {
+    return successBody(get, {
       ...destinationBody(destination),
       last_delivery: lastDelivery === null ? null : lastDeliveryBody(lastDelivery),
-    };
+    });
   });
 
-  app.patch(member, write, async (request) => {
+  app.patch(routePath(update), accessConfig(update), async (request) => {
     const { workspace, id } = destinationOf(request.params);
-    const changes = parseInput(updateBody, request.body);
+    const changes = parseInput(updateDestinationBody, request.body);
     if (changes.url === undefined && changes.events === undefined && changes.active === undefined) {
       throw new AppError("empty_update");
     }
@@ -88,12 +98,12 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
         : (await checkDestinationUrl(changes.url, dependencies)).url.href;
     const updated = await store.destinations.updateDestination(workspace, id, { ...changes, url });
     if (updated === null) throw notFound(id);
-    return destinationBody(updated);
+    return successBody(update, destinationBody(updated));
   });
 
-  app.delete(member, write, async (request) => {
+  app.delete(routePath(remove), accessConfig(remove), async (request) => {
     const { workspace, id } = destinationOf(request.params);
     if (!(await store.destinations.deleteDestination(workspace, id))) throw notFound(id);
-    return { id, deleted: true };
+    return successBody(remove, { id, deleted: true });
   });
 }

@@ -103,7 +103,7 @@ async function saveGivenToken(io: CliIo, defaultUrl: string, now: Date): Promise
     token,
     user: who.user,
     workspaces: who.workspaces,
-    expires_at: who.expires_at ?? null,
+    expires_at: who.kind === "session" ? who.expires_at : null,
     saved_at: now.toISOString(),
   };
 }

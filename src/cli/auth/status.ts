@@ -29,21 +29,22 @@ export async function status(io: CliIo): Promise<CommandResult> {
   const base = resolveApiUrl(io.env, credentials.saved?.api_url);
   const who = await whoAmI(base, credentials.token);
   const source = envKey ? "SERVICE_API_KEY" : "saved";
+  const keyId = who.kind === "api_key" ? who.key_id : undefined;
+  const expiresAt = who.kind === "session" ? who.expires_at : null;
   const data = {
     api_url: base.href,
     kind: who.kind,
     user: who.user,
-    ...(who.key_id === undefined ? {} : { key_id: who.key_id }),
-    expires_at: who.expires_at ?? null,
+    ...(keyId === undefined ? {} : { key_id: keyId }),
+    expires_at: expiresAt,
     workspaces: who.workspaces,
     credentials_source: source,
     credentials_file: found === null ? null : path,
     overridden_by_service_api_key: envKey && found !== null,
   };
-  const identity =
-    who.user === null ? `an API key (${who.key_id ?? "unknown id"})` : who.user.email;
+  const identity = who.user === null ? `an API key (${keyId ?? "unknown id"})` : who.user.email;
   const lines = [
-    `Signed in to ${base.origin} as ${identity}${who.expires_at == null ? "" : `; the session expires at ${who.expires_at}`}.`,
+    `Signed in to ${base.origin} as ${identity}${expiresAt === null ? "" : `; the session expires at ${expiresAt}`}.`,
     `Credentials: ${envKey ? "SERVICE_API_KEY" : path}.`,
     ...(who.workspaces.length > 0
       ? ["Workspaces:", ...describeWorkspaces(who.workspaces)]

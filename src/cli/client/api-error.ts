@@ -1,3 +1,4 @@
+import { anyErrorSchema } from "../../contract/common.ts";
 import { AppError, isErrorCode, type ErrorCode } from "../../errors.ts";
 
 /**
@@ -20,21 +21,6 @@ export class ApiError extends AppError {
   }
 }
 
-interface ErrorBody {
-  readonly error: { readonly code: string; readonly message: string; readonly param?: string };
-}
-
-function isErrorBody(body: unknown): body is ErrorBody {
-  if (typeof body !== "object" || body === null || !("error" in body)) return false;
-  const error = body.error;
-  return (
-    typeof error === "object" &&
-    error !== null &&
-    typeof (error as { code?: unknown }).code === "string" &&
-    typeof (error as { message?: unknown }).message === "string"
-  );
-}
-
 /**
  * The error for a non-2xx answer. A code the catalog knows keeps the API's code and message;
  * an unknown code becomes `unknown_api_error`, quoting both; a body that is not an error
@@ -46,8 +32,9 @@ export function errorFromResponse(
   text: string,
   url: string,
 ): AppError {
-  if (isErrorBody(body)) {
-    const { code, message, param } = body.error;
+  const parsed = anyErrorSchema.safeParse(body);
+  if (parsed.success) {
+    const { code, message, param } = parsed.data.error;
     return isErrorCode(code)
       ? new ApiError(code, message, status, param)
       : new ApiError(

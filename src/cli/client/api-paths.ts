@@ -3,10 +3,15 @@ import { AppError } from "../../errors.ts";
 import { usageError } from "../usage.ts";
 import type { ApiResponse } from "./http.ts";
 
-/** A 2xx body in the shape the contract gives it, or `bad_response` saying what is off. */
+/**
+ * A 2xx body checked against the contract's schema (`src/contract/`), or `bad_response` saying
+ * what is off. The body is returned as received: members a newer server adds are kept, in
+ * their order, for `--json` and the tables. (Answers have no transforms: what is checked is
+ * what is returned.)
+ */
 export function parseBody<T extends z.ZodType>(schema: T, response: ApiResponse): z.output<T> {
   const result = schema.safeParse(response.body);
-  if (result.success) return result.data;
+  if (result.success) return response.body as z.output<T>;
   const issue = result.error.issues[0];
   const where = issue === undefined || issue.path.length === 0 ? "the body" : issue.path.join(".");
   throw new AppError(

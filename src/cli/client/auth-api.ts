@@ -1,5 +1,5 @@
-import { z } from "zod";
-import { ROLES, SCOPES } from "../../interfaces.ts";
+import type { z } from "zod";
+import { signedInSchema, whoAmISchema } from "../../contract/auth.ts";
 import { parseBody } from "./api-paths.ts";
 import { prepareRequest, sendRequest, type ApiRequest } from "./http.ts";
 
@@ -7,29 +7,7 @@ import { prepareRequest, sendRequest, type ApiRequest } from "./http.ts";
 
 const AUTH_TIMEOUT_MS = 30_000;
 
-const workspace = z.object({
-  id: z.string(),
-  name: z.string(),
-  role: z.enum(ROLES).nullable(),
-  scopes: z.array(z.enum(SCOPES)),
-});
-const user = z.object({ id: z.string(), email: z.string() });
-
-const signedInSchema = z.object({
-  token: z.string().startsWith("svs_"),
-  expires_at: z.string(),
-  user,
-  workspaces: z.array(workspace),
-});
 export type SignedIn = z.infer<typeof signedInSchema>;
-
-const whoAmISchema = z.object({
-  kind: z.enum(["session", "api_key"]),
-  user: user.nullable(),
-  expires_at: z.string().nullish(),
-  key_id: z.string().optional(),
-  workspaces: z.array(workspace),
-});
 export type WhoAmI = z.infer<typeof whoAmISchema>;
 
 async function send(base: URL, token: string | null, request: ApiRequest) {

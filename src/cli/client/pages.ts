@@ -1,4 +1,5 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { pageOf } from "../../contract/common.ts";
 import { AppError } from "../../errors.ts";
 import { parseBody } from "./api-paths.ts";
 import type { ApiRequest } from "./http.ts";
@@ -39,7 +40,7 @@ export async function readPages<T extends z.ZodType>(
   request: (cursor: string | null) => ApiRequest,
   pageAll: boolean,
 ): Promise<ListedPages<z.output<T>>> {
-  const schema = z.object({ data: z.array(item), next_cursor: z.string().nullable() });
+  const schema = pageOf(item);
   const items: z.output<T>[] = [];
   const bodies: string[] = [];
   const cursors = new Set<string>();

@@ -1,0 +1,318 @@
+import type { z } from "zod";
+import type { ErrorCode } from "../errors.ts";
+import type { Scope } from "../interfaces.ts";
+import { signedInSchema, signedOutSchema, signInBody, whoAmISchema } from "./auth.ts";
+import { workspaceParams } from "./common.ts";
+import {
+  deliveryDetailSchema,
+  deliveryPageSchema,
+  deliveryParams,
+  deliverySchema,
+  eventDetailSchema,
+  eventPageSchema,
+  eventParams,
+  listDeliveriesQuery,
+  recoverBody,
+  recoverySchema,
+} from "./delivery-log.ts";
+import {
+  createDestinationBody,
+  createdDestinationSchema,
+  deletionSchema,
+  destinationPageSchema,
+  destinationParams,
+  destinationSchema,
+  destinationWithDeliverySchema,
+  listDestinationsQuery,
+  updateDestinationBody,
+} from "./destinations.ts";
+import { eventSummarySchema, listEventsQuery, publishBody } from "./events.ts";
+
+/**
+ * Every `/v1` operation, once (decision 31): its path, who may call it, what it reads and what
+ * it answers. The routes take their paths, scopes and parsers from here, and
+ * `contract/openapi.ts` makes the OpenAPI document of it.
+ */
+export interface Operation {
+  readonly method: "get" | "post" | "patch" | "delete";
+  /** OpenAPI's template: `/v1/workspaces/{workspace}/webhooks/{id}`. */
+  readonly path: string;
+  readonly tag: "Destinations" | "Events" | "Deliveries" | "Sign-in";
+  readonly summary: string;
+  readonly description?: string;
+  /** A scope in the path's workspace; `credential`: any valid one; `none`: public. */
+  readonly access: Scope | "credential" | "none";
+  readonly params?: z.ZodObject;
+  readonly query?: z.ZodObject;
+  readonly body?: z.ZodType;
+  readonly success: {
+    readonly status: number;
+    readonly description: string;
+    readonly schema: z.ZodType;
+  };
+  /** What it may refuse beyond what every operation may (`commonErrors`). */
+  readonly errors: readonly ErrorCode[];
+}
+
+/** What any `/v1` operation may answer, whatever it does. */
+export const commonErrors: readonly ErrorCode[] = [
+  "invalid_request",
+  "unauthenticated",
+  "internal_error",
+  "service_unavailable",
+];
+/** What an operation with a workspace in its path may answer besides. */
+export const workspaceErrors: readonly ErrorCode[] = ["workspace_forbidden", "insufficient_scope"];
+/** What an operation with a body may answer besides. */
+export const bodyErrors: readonly ErrorCode[] = [
+  "invalid_json",
+  "payload_too_large",
+  "unsupported_media_type",
+];
+/** What a POST, PATCH or DELETE may answer besides: idempotency keys, a full disk. */
+export const changeErrors: readonly ErrorCode[] = [
+  "invalid_idempotency_key",
+  "idempotency_error",
+  "idempotency_in_progress",
+  "storage_full",
+];
+
+const listQueryErrors: readonly ErrorCode[] = ["invalid_cursor"];
+const destinationUrlErrors: readonly ErrorCode[] = [
+  "invalid_url",
+  "url_not_public",
+  "url_port_not_allowed",
+  "url_unresolvable",
+  "invalid_events",
+];
+
+export const operations = {
+  listWebhooks: {
+    method: "get",
+    path: "/v1/workspaces/{workspace}/webhooks",
+    tag: "Destinations",
+    summary: "List destinations",
+    description: "The workspace's webhook destinations, newest first, a page at a time.",
+    access: "webhooks:read",
+    params: workspaceParams,
+    query: listDestinationsQuery,
+    success: { status: 200, description: "A page of destinations.", schema: destinationPageSchema },
+    errors: listQueryErrors,
+  },
+  createWebhook: {
+    method: "post",
+    path: "/v1/workspaces/{workspace}/webhooks",
+    tag: "Destinations",
+    summary: "Create a destination",
+    description:
+      "Registers an https:// URL to receive the workspace's events. The answer carries the signing secret, once.",
+    access: "webhooks:write",
+    params: workspaceParams,
+    body: createDestinationBody,
+    success: {
+      status: 201,
+      description: "The destination, with its signing secret.",
+      schema: createdDestinationSchema,
+    },
+    errors: destinationUrlErrors,
+  },
+  getWebhook: {
+    method: "get",
+    path: "/v1/workspaces/{workspace}/webhooks/{id}",
+    tag: "Destinations",
+    summary: "Get a destination",
+    description: "Its configuration and the outcome of its latest delivery.",
+    access: "webhooks:read",
+    params: destinationParams,
+    success: {
+      status: 200,
+      description: "The destination and its last delivery.",
+      schema: destinationWithDeliverySchema,
+    },
+    errors: ["not_found"],
+  },
+  updateWebhook: {
+    method: "patch",
+    path: "/v1/workspaces/{workspace}/webhooks/{id}",
+    tag: "Destinations",
+    summary: "Update a destination",
+    description: "Changes only the members given.",
+    access: "webhooks:write",
+    params: destinationParams,
+    body: updateDestinationBody,
+    success: { status: 200, description: "The destination as updated.", schema: destinationSchema },
+    errors: ["not_found", "empty_update", ...destinationUrlErrors],
+  },
+  deleteWebhook: {
+    method: "delete",
+    path: "/v1/workspaces/{workspace}/webhooks/{id}",
+    tag: "Destinations",
+    summary: "Delete a destination",
+    description: "It receives nothing more; its pending deliveries end failed.",
+    access: "webhooks:write",
+    params: destinationParams,
+    success: { status: 200, description: "Deleted.", schema: deletionSchema },
+    errors: ["not_found"],
+  },
+  recoverWebhook: {
+    method: "post",
+    path: "/v1/workspaces/{workspace}/webhooks/{id}/recover",
+    tag: "Deliveries",
+    summary: "Recover a destination's failed deliveries",
+    description:
+      "Queues again the destination's failed deliveries created at or after `since`: the same bytes under the same Webhook-Id, freshly signed, the retry schedule started over.",
+    access: "events:write",
+    params: destinationParams,
+    body: recoverBody,
+    success: { status: 202, description: "How many were queued.", schema: recoverySchema },
+    errors: ["not_found", "destination_inactive"],
+  },
+  publishEvent: {
+    method: "post",
+    path: "/v1/workspaces/{workspace}/events",
+    tag: "Events",
+    summary: "Publish an event",
+    description:
+      "Commits the event and one delivery per active destination subscribed to its type before answering.",
+    access: "events:write",
+    params: workspaceParams,
+    body: publishBody,
+    success: { status: 202, description: "The notification's head.", schema: eventSummarySchema },
+    errors: ["data_too_deep"],
+  },
+  listEvents: {
+    method: "get",
+    path: "/v1/workspaces/{workspace}/events",
+    tag: "Events",
+    summary: "List events",
+    description: "The workspace's notifications, newest first, by type and time.",
+    access: "events:read",
+    params: workspaceParams,
+    query: listEventsQuery,
+    success: { status: 200, description: "A page of notifications.", schema: eventPageSchema },
+    errors: listQueryErrors,
+  },
+  getEvent: {
+    method: "get",
+    path: "/v1/workspaces/{workspace}/events/{id}",
+    tag: "Events",
+    summary: "Get an event",
+    description: "The notification as sent, with one delivery per destination.",
+    access: "events:read",
+    params: eventParams,
+    success: { status: 200, description: "The notification.", schema: eventDetailSchema },
+    errors: ["not_found", "event_expired"],
+  },
+  listDeliveries: {
+    method: "get",
+    path: "/v1/workspaces/{workspace}/deliveries",
+    tag: "Deliveries",
+    summary: "List deliveries",
+    description: "Newest first, by destination, event, status and time.",
+    access: "events:read",
+    params: workspaceParams,
+    query: listDeliveriesQuery,
+    success: { status: 200, description: "A page of deliveries.", schema: deliveryPageSchema },
+    errors: listQueryErrors,
+  },
+  getDelivery: {
+    method: "get",
+    path: "/v1/workspaces/{workspace}/deliveries/{id}",
+    tag: "Deliveries",
+    summary: "Get a delivery",
+    description: "With every attempt kept: time, duration, status code or error, and the answer.",
+    access: "events:read",
+    params: deliveryParams,
+    success: {
+      status: 200,
+      description: "The delivery and its attempts.",
+      schema: deliveryDetailSchema,
+    },
+    errors: ["not_found", "delivery_expired"],
+  },
+  retryDelivery: {
+    method: "post",
+    path: "/v1/workspaces/{workspace}/deliveries/{id}/retry",
+    tag: "Deliveries",
+    summary: "Retry a delivery",
+    description:
+      "Sends the delivery again: the same bytes under the same Webhook-Id, freshly signed, the retry schedule started over. One waiting for its next attempt is made due now; one in flight is refused.",
+    access: "events:write",
+    params: deliveryParams,
+    success: { status: 202, description: "The delivery, pending.", schema: deliverySchema },
+    errors: ["not_found", "delivery_expired", "delivery_in_flight", "destination_inactive"],
+  },
+  signIn: {
+    method: "post",
+    path: "/v1/auth/sessions",
+    tag: "Sign-in",
+    summary: "Sign in",
+    description: "A session for a user's e-mail address and password.",
+    access: "none",
+    body: signInBody,
+    success: { status: 201, description: "The session and its token.", schema: signedInSchema },
+    errors: ["invalid_credentials", "rate_limited"],
+  },
+  whoAmI: {
+    method: "get",
+    path: "/v1/auth/session",
+    tag: "Sign-in",
+    summary: "The credential in use",
+    description: "Who the request's credential is, and its workspaces.",
+    access: "credential",
+    success: { status: 200, description: "The credential.", schema: whoAmISchema },
+    errors: [],
+  },
+  signOut: {
+    method: "delete",
+    path: "/v1/auth/session",
+    tag: "Sign-in",
+    summary: "Sign out",
+    description: "Revokes the session the request carries.",
+    access: "credential",
+    success: { status: 200, description: "Revoked.", schema: signedOutSchema },
+    errors: [],
+  },
+} as const satisfies Record<string, Operation>;
+
+export type OperationId = keyof typeof operations;
+
+/** Fastify's form of an operation's path: `{id}` → `:id`. */
+export function routePath(operation: Operation): string {
+  return operation.path.replace(/\{(\w+)\}/g, ":$1");
+}
+
+/** What `registerAuthorisation` reads of a route's config. */
+export interface RouteAccess {
+  readonly scope?: Scope;
+  readonly authenticated?: boolean;
+}
+
+/** The route options an operation's access gives. */
+export function accessConfig(operation: Operation): { config: RouteAccess } {
+  switch (operation.access) {
+    case "none":
+      return { config: {} };
+    case "credential":
+      return { config: { authenticated: true } };
+    case "webhooks:read":
+    case "webhooks:write":
+    case "events:read":
+    case "events:write":
+      return { config: { scope: operation.access } };
+  }
+}
+
+/** What an operation answers on success. */
+export type SuccessBody<O extends Operation> = z.output<O["success"]["schema"]>;
+
+/**
+ * A success answer as its operation declares it: the compiler holds the route to the
+ * contract (and the suite's responses are checked against the document at run time).
+ */
+export function successBody<O extends Operation>(
+  _operation: O,
+  body: SuccessBody<O>,
+): SuccessBody<O> {
+  return body;
+}
