@@ -39,14 +39,18 @@ interface Run {
   idle_pct: number;
 }
 
-/** CPU time in ms of every process named `postgres` (the server and its backends). */
-async function postgresCpuMs(): Promise<number> {
+/**
+ * CPU time in ms of PostgreSQL's backends serving `database` (their process titles name it),
+ * so that other databases' work on the same server (tests, other runs) does not count. Shared
+ * background processes (WAL writer, checkpointer) are left out for the same reason.
+ */
+async function postgresCpuMs(database: string): Promise<number> {
   let total = 0;
   for (const pid of (await readdir("/proc")).filter((name) => /^\d+$/.test(name))) {
     try {
-      if ((await readFile(`/proc/${pid}/comm`, "utf8")).trim() === "postgres") {
-        total += await cpuMs(`/proc/${pid}/stat`);
-      }
+      if ((await readFile(`/proc/${pid}/comm`, "utf8")).trim() !== "postgres") continue;
+      const title = (await readFile(`/proc/${pid}/cmdline`, "utf8")).replaceAll("\0", " ");
+      if (title.split(" ").includes(database)) total += await cpuMs(`/proc/${pid}/stat`);
     } catch {
       // The process ended meanwhile.
     }
@@ -62,6 +66,10 @@ async function machineTimes(): Promise<{ idle: number; total: number }> {
     idle: (fields[3] ?? 0) + (fields[4] ?? 0),
     total: fields.reduce((sum, value) => sum + value, 0),
   };
+}
+
+function databaseOf(url: string): string {
+  return new URL(url).pathname.slice(1);
 }
 
 async function runOnce(tree: string, dir: string, receiver: BenchReceiver, caCertPath: string) {
@@ -82,7 +90,7 @@ async function runOnce(tree: string, dir: string, receiver: BenchReceiver, caCer
     const before = {
       server: await cpuMs(`/proc/${pid}/stat`),
       main: await cpuMs(`/proc/${pid}/task/${pid}/stat`),
-      postgres: pg === null ? 0 : await postgresCpuMs(),
+      postgres: pg === null ? 0 : await postgresCpuMs(databaseOf(pg.url)),
       bench: process.cpuUsage(),
       machine: await machineTimes(),
     };
@@ -96,7 +104,8 @@ async function runOnce(tree: string, dir: string, receiver: BenchReceiver, caCer
       publish_p50_ms: throughput.publish_p50_ms,
       server_us: perDelivery((await cpuMs(`/proc/${pid}/stat`)) - before.server),
       main_thread_us: perDelivery((await cpuMs(`/proc/${pid}/task/${pid}/stat`)) - before.main),
-      postgres_us: pg === null ? 0 : perDelivery((await postgresCpuMs()) - before.postgres),
+      postgres_us:
+        pg === null ? 0 : perDelivery((await postgresCpuMs(databaseOf(pg.url))) - before.postgres),
       bench_us: perDelivery((bench.user + bench.system) / 1000),
       idle_pct: round(
         (100 * (machine.idle - before.machine.idle)) / (machine.total - before.machine.total),
