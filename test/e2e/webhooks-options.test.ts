@@ -284,15 +284,30 @@ describe("svc webhooks: global options", () => {
   });
 
   describe("--timing", () => {
-    it("reports each request on stderr and leaves stdout as it was", async () => {
+    const timingLine = (method: string, url: string) =>
+      `timing: ${method} ${url} 200 in \\d+\\.\\d ms \\((?:connect \\d+\\.\\d ms, )?headers after \\d+\\.\\d ms\\)(?:; svc's own start-up before it: \\d+\\.\\d ms)?\\n`;
+
+    it("reports each request on stderr, from the moment it goes out, and leaves stdout as it was", async () => {
       const plain = await svc(["webhooks", "get", existing.id, "--json"]);
       const timed = await svc(["webhooks", "get", existing.id, "--json", "--timing"]);
       assertExit(timed, 0);
       assert.equal(timed.stdout, plain.stdout);
+      const url = `${fixture.server.url}/v1/workspaces/${fixture.owner.id}/webhooks/${existing.id}`;
+      assert.match(timed.stderr, new RegExp(`^${timingLine("GET", url)}$`));
+      // A fresh process opens its connection: the time says so, apart from the answer's.
+      assert.match(timed.stderr, / \(connect \d+\.\d ms, headers after/);
+    });
+
+    it("shows every request the command makes, the lookup of the key's workspace included", async () => {
+      const timed = await svc(["webhooks", "get", existing.id, "--json", "--timing"], {
+        env: { SERVICE_WORKSPACE_ID: "" },
+      });
+      assertExit(timed, 0);
+      const url = `${fixture.server.url}/v1/workspaces/${fixture.owner.id}/webhooks/${existing.id}`;
       assert.match(
         timed.stderr,
         new RegExp(
-          `^timing: GET ${fixture.server.url}/v1/workspaces/${fixture.owner.id}/webhooks/${existing.id} 200 in \\d+\\.\\d ms \\(headers after \\d+\\.\\d ms\\)\\n$`,
+          `^${timingLine("GET", `${fixture.server.url}/v1/auth/session`)}${timingLine("GET", url)}$`,
         ),
       );
     });
