@@ -3,6 +3,7 @@ import { globalOptionsTaken, settingsOfHandler, type CommandSettings } from "./c
 import { VERSION } from "../version.ts";
 import { registerAdminCommands } from "./admin/admin-commands.ts";
 import { registerAuthCommands } from "./auth/auth-commands.ts";
+import { registerCompletionCommand } from "./completion/completion.ts";
 import { registerDeliveryCommands } from "./deliveries/deliveries-commands.ts";
 import { registerEventCommands } from "./events/events-commands.ts";
 import { addGlobalOptions, type GlobalOptions } from "./global-options.ts";
@@ -74,6 +75,7 @@ export function buildProgram(io: CliIo, failure: ParseFailure = { command: null 
   registerWebhookCommands(program, io);
   registerEventCommands(program, io);
   registerDeliveryCommands(program, io);
+  registerCompletionCommand(program, io);
   recordFailures(program, [], failure);
   return program;
 }
