@@ -8,6 +8,8 @@ import type { WakeUpSource } from "../delivery/wake-ups.ts";
 import { DeliveryWorker } from "../delivery/worker.ts";
 import type { Clock, Resolver, Store } from "../interfaces.ts";
 import type { AddressPolicy } from "../net/address-policy.ts";
+import { AttemptLog } from "../observability/attempt-log.ts";
+import { DeliveryEvents } from "../observability/delivery-events.ts";
 import type { PortSet } from "../net/port-set.ts";
 import { systemResolver, tableResolver, withTimeout } from "../net/resolver.ts";
 import { startMaintenance } from "./maintenance.ts";
@@ -68,6 +70,8 @@ export function startDelivery(
       onThreadRetired: releaseMemory,
     },
   );
+  // The worker reports its attempts here; the operator log listens.
+  const events = new DeliveryEvents();
   const worker = new DeliveryWorker(
     store,
     {
@@ -89,7 +93,9 @@ export function startDelivery(
       leaseMs: config.deliveryLease,
       idlePollMs: () => (wakeUps.hearsOtherProcesses ? listeningIdlePollMs : idlePollMs),
     },
+    events,
   );
+  events.subscribe(new AttemptLog(logger.child({ worker: worker.owner }), clock));
   wakeUps.start(() => {
     worker.wake();
   });
