@@ -10,6 +10,7 @@ import type { Clock, Resolver, Store } from "../interfaces.ts";
 import type { AddressPolicy } from "../net/address-policy.ts";
 import { AttemptLog } from "../observability/attempt-log.ts";
 import { DeliveryEvents } from "../observability/delivery-events.ts";
+import type { ServiceMetrics } from "../observability/metrics.ts";
 import type { PortSet } from "../net/port-set.ts";
 import { systemResolver, tableResolver, withTimeout } from "../net/resolver.ts";
 import { startMaintenance } from "./maintenance.ts";
@@ -46,6 +47,8 @@ export interface DeliveryParts {
   readonly secretBox: SecretBox;
   /** Started here, with the worker's wake-up; stopped by the caller. */
   readonly wakeUps: WakeUpSource;
+  /** Told of every attempt, through the worker's `DeliveryEvents`. */
+  readonly metrics: ServiceMetrics;
 }
 
 /**
@@ -70,7 +73,7 @@ export function startDelivery(
       onThreadRetired: releaseMemory,
     },
   );
-  // The worker reports its attempts here; the operator log listens.
+  // The worker reports its attempts here; the metrics and the operator log listen.
   const events = new DeliveryEvents();
   const worker = new DeliveryWorker(
     store,
@@ -95,6 +98,7 @@ export function startDelivery(
     },
     events,
   );
+  events.subscribe(parts.metrics);
   events.subscribe(new AttemptLog(logger.child({ worker: worker.owner }), clock));
   wakeUps.start(() => {
     worker.wake();

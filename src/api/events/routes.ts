@@ -21,7 +21,7 @@ const publishBody = z.strictObject({
 });
 
 export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDependencies): void {
-  const { store, clock, limits } = dependencies;
+  const { store, clock, limits, metrics } = dependencies;
 
   const publish = {
     config: { scope: "events:write", bodyLimitSetting: "eventBodyLimit" },
@@ -57,6 +57,7 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
       body: serialiseNotification(head, input.data.object),
       createdAt,
     });
+    metrics.eventPublished();
     return reply.status(202).send(head);
   });
 }
