@@ -1,11 +1,6 @@
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { AppError } from "../errors.ts";
+import { AccessLog } from "./access-log.ts";
 import { registerAuthRoutes } from "./auth/routes.ts";
 import { registerAuthorisation } from "./authenticate.ts";
 import type { ApiDependencies } from "./dependencies.ts";
@@ -13,6 +8,7 @@ import { registerDeliveryLogRoutes } from "./delivery-log/routes.ts";
 import { frameworkRefusals, registerErrorHandling } from "./error-handler.ts";
 import { registerEventRoutes } from "./events/routes.ts";
 import { registerIdempotency } from "./idempotency.ts";
+import { registerMetrics } from "./metrics.ts";
 import { registerOpenApiRoute } from "./openapi-route.ts";
 import { registerProbes } from "./probes.ts";
 import { keepRawJsonBody } from "./raw-body.ts";
@@ -33,6 +29,7 @@ export function buildApi(
     bodyLimit: dependencies.limits.requestBodyLimit,
     ...frameworkRefusals,
   });
+  registerMetrics(app, dependencies.metrics);
   refuseWhileClosing(app);
   keepRawJsonBody(app);
   registerErrorHandling(app);
@@ -45,33 +42,6 @@ export function buildApi(
   registerEventRoutes(app, dependencies);
   registerDeliveryLogRoutes(app, dependencies);
   return app;
-}
-
-/**
- * An access log: one line per answered request, with its outcome and duration, instead of
- * Fastify's two (one as it arrives, one as it is answered). Fastify's other lines (errors of
- * streams, serializers, unknown routes) stay as they are.
- */
-class AccessLog extends LogController {
-  override incomingRequest(): void {
-    // Logged once, when answered.
-  }
-
-  override requestCompleted(
-    error: Error | null | undefined,
-    request: FastifyRequest,
-    reply: FastifyReply,
-  ): void {
-    const line = {
-      method: request.method,
-      url: request.url,
-      status_code: reply.statusCode,
-      duration_ms: Math.round(reply.elapsedTime * 10) / 10,
-      remote_address: request.ip,
-    };
-    if (error === null || error === undefined) request.log.info(line, "request completed");
-    else request.log.error({ ...line, err: error }, "request errored");
-  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Clock, Store } from "../interfaces.ts";
+import type { ServiceMetrics } from "../observability/metrics.ts";
 import type { DeliveryQueue } from "../store/delivery-queue.ts";
 import type { UrlCheckDependencies } from "../net/destination-url.ts";
 
@@ -24,6 +25,8 @@ export interface ApiDependencies extends UrlCheckDependencies {
   readonly limits: ApiLimits;
   /** How long events and their deliveries are kept once ended (`eventRetention`). */
   readonly eventRetentionMs: number;
+  /** The process's metrics: the API counts publishes and requests, and serves `/metrics`. */
+  readonly metrics: ServiceMetrics;
 }
 
 /** What one request may bring (decision 28); each is a setting of the same name. */

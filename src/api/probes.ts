@@ -1,7 +1,10 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { AppError } from "../errors.ts";
 import type { Store } from "../interfaces.ts";
+import type { ServiceMetrics } from "../observability/metrics.ts";
+import { AccessLog } from "./access-log.ts";
 import { frameworkRefusals, registerErrorHandling } from "./error-handler.ts";
+import { registerMetrics } from "./metrics.ts";
 
 /** A database that takes longer than this to answer `SELECT 1` is as good as unreachable. */
 const readinessTimeoutMs = 1000;
@@ -13,8 +16,9 @@ const readinessTimeoutMs = 1000;
  * while its writes fail for lack of space (until one succeeds: see `Store.ping`).
  */
 export function registerProbes(app: FastifyInstance, store: Pick<Store, "health">): void {
-  app.get("/healthz", () => ({ status: "ok" }));
-  app.get("/readyz", async () => {
+  const probe = { config: { probe: true } };
+  app.get("/healthz", probe, () => ({ status: "ok" }));
+  app.get("/readyz", probe, async () => {
     await databaseAnswers(store);
     return { status: "ready" };
   });
@@ -37,16 +41,19 @@ async function databaseAnswers(store: Pick<Store, "health">): Promise<void> {
   }
 }
 
-/** What a `--role worker` process listens with: the probes and nothing else. */
+/** What a `--role worker` process listens with: the probes and the metrics, nothing else. */
 export function buildProbeApi(
   store: Pick<Store, "health">,
+  metrics: ServiceMetrics,
   logger: FastifyBaseLogger,
 ): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
     forceCloseConnections: "idle",
+    logController: new AccessLog(),
     ...frameworkRefusals,
   });
+  registerMetrics(app, metrics);
   registerErrorHandling(app);
   registerProbes(app, store);
   return app;

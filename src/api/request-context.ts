@@ -10,6 +10,8 @@ declare module "fastify" {
     authenticated?: boolean;
     /** The setting a route's own `bodyLimit` comes from, named in a 413; else requestBodyLimit. */
     bodyLimitSetting?: "eventBodyLimit";
+    /** A probe (/healthz, /readyz, /metrics): answered without credentials, logged at debug. */
+    probe?: boolean;
   }
   interface FastifyRequest {
     /** The JSON body exactly as received, for idempotency fingerprints. */

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { AppError } from "../errors.ts";
 import type { AttemptReport, ClaimedDelivery, DeliveryTaker, HandOverRoom } from "../interfaces.ts";
 import type { DeliveryQueue } from "../store/delivery-queue.ts";
+import type { AttemptFinished, DeliveryEvents } from "../observability/delivery-events.ts";
 import type { StorageHealth } from "../store/storage-health.ts";
 import { attemptDelivery, type AttemptDependencies } from "./attempt.ts";
 import { CircuitBreaker, type CircuitChange } from "./circuit-breaker.ts";
@@ -61,6 +62,7 @@ export class DeliveryWorker implements DeliveryTaker {
   readonly #health: StorageHealth;
   readonly #dependencies: AttemptDependencies;
   readonly #logger: FastifyBaseLogger;
+  readonly #events: DeliveryEvents;
   readonly #options: WorkerOptions;
   readonly #signal = new WorkSignal();
   readonly #inFlight = new Set<Promise<void>>();
@@ -83,11 +85,13 @@ export class DeliveryWorker implements DeliveryTaker {
     dependencies: AttemptDependencies,
     logger: FastifyBaseLogger,
     options: WorkerOptions,
+    events: DeliveryEvents,
   ) {
     this.#queue = store.queue;
     this.#health = store.health;
     this.#dependencies = dependencies;
     this.#logger = logger.child({ worker: this.owner });
+    this.#events = events;
     this.#options = options;
     this.#slots = new DestinationSlots(
       {
@@ -247,13 +251,9 @@ export class DeliveryWorker implements DeliveryTaker {
   /**
    * Waits for the destination's turn, attempts and reports; resolves whether the delivery is
    * still pending (never rejects). The turn is held for the exchange only, not the recording.
+   * What came of it goes to the `DeliveryEvents` listeners (metrics, the operator log).
    */
   async #attempt(delivery: ClaimedDelivery): Promise<boolean> {
-    const context = {
-      event_id: delivery.eventId,
-      destination_id: delivery.destination.id,
-      attempt: delivery.attempts + 1,
-    };
     const leaseEndsAt = this.#now() + this.#options.leaseMs;
     const turn = await this.#slots.acquire(delivery);
     // Given back while it waited for its turn (its destination stopped answering).
@@ -282,31 +282,36 @@ export class DeliveryWorker implements DeliveryTaker {
         return true;
       }
       const startedAt = this.#now();
+      this.#events.attemptStarted({
+        destinationId: delivery.destination.id,
+        eventId: delivery.eventId,
+      });
+      // attemptDelivery never rejects: its failures are results.
       const attempted = await attemptDelivery(delivery, this.#dependencies);
       exchangeMs = this.#now() - startedAt;
       endTurn();
       const change = this.#breaker.record(delivery, attempted, this.#now());
       if (change !== null) await this.#changeCircuit(delivery, change);
       const report = this.#heldByCircuit(delivery, attempted);
-      const recorded = await this.#record(delivery, report, leaseEndsAt);
-      const details = {
-        ...context,
-        status: report.result.status,
-        status_code: report.attempt?.statusCode ?? null,
-        error_class: report.attempt?.errorClass ?? null,
-        duration_ms: report.attempt?.durationMs ?? null,
-      };
-      if (!recorded) {
-        this.#logger.warn(details, "delivery lease expired before the result was recorded");
-      } else if (report.result.status === "failed") {
-        this.#logger.warn({ ...details, reason: report.error }, "delivery failed");
-      } else {
-        this.#logger.debug(details, "delivery attempted");
+      let recorded = false;
+      try {
+        recorded = await this.#record(delivery, report, leaseEndsAt);
+      } finally {
+        // Every attempt started is finished for the listeners, recorded or not.
+        this.#events.attemptFinished(attemptFinished(delivery, report, recorded));
       }
       return !recorded || report.result.status === "pending";
     } catch (error) {
       // Left claimed: the lease expires and the delivery is attempted again then.
-      this.#logger.error({ ...context, err: error }, "delivery attempt failed unexpectedly");
+      this.#logger.error(
+        {
+          event_id: delivery.eventId,
+          destination_id: delivery.destination.id,
+          attempt: delivery.attempts + 1,
+          err: error,
+        },
+        "delivery attempt failed unexpectedly",
+      );
       return true;
     } finally {
       endTurn();
@@ -408,4 +413,29 @@ export class DeliveryWorker implements DeliveryTaker {
   #now(): number {
     return this.#dependencies.clock.now().getTime();
   }
+}
+
+/** What the listeners hear of an attempt reported to the store. */
+function attemptFinished(
+  delivery: ClaimedDelivery,
+  { attempt, result, error }: AttemptReport,
+  recorded: boolean,
+): AttemptFinished {
+  return {
+    destinationId: delivery.destination.id,
+    eventId: delivery.eventId,
+    attempt: delivery.attempts + 1,
+    outcome: result.status === "pending" ? "retry" : result.status,
+    exchange:
+      attempt === null
+        ? null
+        : {
+            durationMs: attempt.durationMs,
+            statusCode: attempt.statusCode,
+            errorClass: attempt.errorClass,
+          },
+    error,
+    nextAttemptAt: result.status === "pending" ? result.nextAttemptAt : null,
+    recorded,
+  };
 }

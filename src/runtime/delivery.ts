@@ -8,6 +8,9 @@ import type { WakeUpSource } from "../delivery/wake-ups.ts";
 import { DeliveryWorker } from "../delivery/worker.ts";
 import type { Clock, Resolver, Store } from "../interfaces.ts";
 import type { AddressPolicy } from "../net/address-policy.ts";
+import { AttemptLog } from "../observability/attempt-log.ts";
+import { DeliveryEvents } from "../observability/delivery-events.ts";
+import type { ServiceMetrics } from "../observability/metrics.ts";
 import type { PortSet } from "../net/port-set.ts";
 import { systemResolver, tableResolver, withTimeout } from "../net/resolver.ts";
 import { startMaintenance } from "./maintenance.ts";
@@ -44,6 +47,8 @@ export interface DeliveryParts {
   readonly secretBox: SecretBox;
   /** Started here, with the worker's wake-up; stopped by the caller. */
   readonly wakeUps: WakeUpSource;
+  /** Told of every attempt, through the worker's `DeliveryEvents`. */
+  readonly metrics: ServiceMetrics;
 }
 
 /**
@@ -68,6 +73,8 @@ export function startDelivery(
       onThreadRetired: releaseMemory,
     },
   );
+  // The worker reports its attempts here; the metrics and the operator log listen.
+  const events = new DeliveryEvents();
   const worker = new DeliveryWorker(
     store,
     {
@@ -89,7 +96,10 @@ export function startDelivery(
       leaseMs: config.deliveryLease,
       idlePollMs: () => (wakeUps.hearsOtherProcesses ? listeningIdlePollMs : idlePollMs),
     },
+    events,
   );
+  events.subscribe(parts.metrics);
+  events.subscribe(new AttemptLog(logger.child({ worker: worker.owner }), clock));
   wakeUps.start(() => {
     worker.wake();
   });

@@ -10,6 +10,7 @@ import { NoWakeUps, type WakeUpSource } from "../delivery/wake-ups.ts";
 import { AppError } from "../errors.ts";
 import type { Clock, Resolver, Store } from "../interfaces.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
+import { ServiceMetrics } from "../observability/metrics.ts";
 import { PortSet } from "../net/port-set.ts";
 import { isPostgresUrl, openStore, redactDatabase } from "../store/open-store.ts";
 import { PostgresWakeUps } from "../store/postgres/deliveries-listener.ts";
@@ -64,6 +65,14 @@ export async function startServer(
   const resolver = serverResolver(config, seams.resolver);
   const addressPolicy = new AddressPolicy(config.allowPrivateNetworks);
   const destinationPorts = new PortSet(config.destinationPorts);
+  // Every role serves them on its port: the API's and the worker's series, and the backlog.
+  const metrics = new ServiceMetrics({
+    backlog: () => store.queue.backlog(),
+    clock,
+    onBacklogError: (error) => {
+      logger.warn({ err: error }, "the delivery backlog could not be read for the metrics");
+    },
+  });
   // Stopped last first: API (no new events), deliveries (attempts in flight finish), store.
   const started: Stoppable[] = [{ stop: () => store.close() }];
   const stopAll = async (): Promise<void> => {
@@ -87,12 +96,13 @@ export async function startServer(
           destinationPorts,
           secretBox,
           wakeUps,
+          metrics,
         }),
       );
     }
     app =
       config.role === "worker"
-        ? buildProbeApi(store, logger)
+        ? buildProbeApi(store, metrics, logger)
         : buildApi(
             {
               store,
@@ -104,6 +114,7 @@ export async function startServer(
               resolver,
               addressPolicy,
               destinationPorts,
+              metrics,
             },
             logger,
           );

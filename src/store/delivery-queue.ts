@@ -17,12 +17,21 @@ import {
   type FinishedAttempt,
   newLease,
   releaseDeliveries,
+  selectBacklog,
   selectNextDueAt,
 } from "./sql/deliveries.ts";
 import { type PublishedBatch, publishEvents } from "./sql/events.ts";
 
 /** The most publishes, results or key lookups one batch carries. */
 const maxBatch = 256;
+
+/** The queue's backlog, for the metrics (decision 31). */
+export interface QueueBacklog {
+  /** Deliveries not yet ended: waiting, claimed, or waiting for a retry. */
+  readonly pending: number;
+  /** When the oldest delivery that is due now (not claimed, not held) was due; null if none. */
+  readonly oldestDueAt: Date | null;
+}
 
 /** The transactional outbox and its leased queue: what the delivery worker uses (decisions 10, 19, 24). */
 export interface DeliveryQueue {
@@ -79,6 +88,9 @@ export interface DeliveryQueue {
 
   /** Closes the destination's circuit: a probe was delivered. */
   closeCircuit(destinationId: string): Promise<void>;
+
+  /** The backlog, read from the index of pending deliveries alone (never the table). */
+  backlog(): Promise<QueueBacklog>;
 }
 
 /** The DeliveryQueue over any `Database`: the SQL is in `./sql/`. */
@@ -169,6 +181,10 @@ export class SqlDeliveryQueue implements DeliveryQueue {
 
   closeCircuit(destinationId: string): Promise<void> {
     return closeCircuit(this.#db, destinationId);
+  }
+
+  backlog(): Promise<QueueBacklog> {
+    return selectBacklog(this.#db, this.#now());
   }
 
   /** Resolves once the batches under way are written. */

@@ -15,6 +15,7 @@ import { openDatabase } from "../../src/store/open-store.ts";
 import { SqlStore } from "../../src/store/sql-store.ts";
 import { testBackend, testDatabaseLocation } from "../support/database.ts";
 import { mountSmallDisk, postgresDiskFull, type SmallDisk } from "../support/full-disk.ts";
+import { metricsOf } from "../support/metrics.ts";
 import { tempDir } from "../support/temp.ts";
 
 /** The API over a store on `location`, through `inject()`, with a workspace and a key. */
@@ -52,6 +53,7 @@ async function apiOn(location: string) {
       sessionTtlMs: 3_600_000,
       limits: loadServerConfig({ env: {}, flags: {} }),
       eventRetentionMs: 86_400_000,
+      metrics: metricsOf(store, clock),
     },
     createLogger("silent"),
   );

@@ -10,6 +10,7 @@ import { DeliveryWorker } from "../../src/delivery/worker.ts";
 import type { ClaimedDelivery, Store } from "../../src/interfaces.ts";
 import { AddressPolicy } from "../../src/net/address-policy.ts";
 import { PortSet } from "../../src/net/port-set.ts";
+import { DeliveryEvents } from "../../src/observability/delivery-events.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { eventually } from "../support/eventually.ts";
 import { testDatabaseLocation } from "../support/database.ts";
@@ -115,6 +116,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
         leaseMs: 60_000,
         idlePollMs: () => 50,
       },
+      new DeliveryEvents(),
     );
     store.queue.handDeliveriesTo({
       owner: worker.owner,

@@ -9,6 +9,7 @@ import { SigningKeys } from "../../src/delivery/signing-keys.ts";
 import { DeliveryWorker } from "../../src/delivery/worker.ts";
 import { AddressPolicy } from "../../src/net/address-policy.ts";
 import { PortSet } from "../../src/net/port-set.ts";
+import { DeliveryEvents } from "../../src/observability/delivery-events.ts";
 import type { Database } from "../../src/store/database.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
@@ -148,6 +149,7 @@ describe("the worker while the disk is full", () => {
         leaseMs,
         idlePollMs: () => 50,
       },
+      new DeliveryEvents(),
     );
     worker.start();
     let free: (() => Promise<void>) | null = null;

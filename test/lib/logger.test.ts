@@ -1,26 +1,7 @@
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
-import { createLogger, redactCredentials } from "../../src/lib/logger.ts";
-
-/** A logger at `trace` writing to memory; `lines()` parses what it wrote. */
-function memoryLogger() {
-  const written: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      written.push(chunk.toString());
-      done();
-    },
-  });
-  const logger = createLogger("trace", stream);
-  const lines = () =>
-    written
-      .join("")
-      .split("\n")
-      .filter((line) => line !== "")
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { logger, lines, text: () => written.join("") };
-}
+import { redactCredentials } from "../../src/lib/logger.ts";
+import { memoryLogger } from "../support/memory-log.ts";
 
 describe("the log", () => {
   it("censors credentials at the top, nested, in arrays, in errors and in bindings", () => {

@@ -1,5 +1,10 @@
 import { join } from "node:path";
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  InjectOptions,
+  LightMyRequestResponse,
+} from "fastify";
 import { buildApi } from "../../src/api/app.ts";
 import type { ApiLimits } from "../../src/api/dependencies.ts";
 import { loadServerConfig } from "../../src/config/server-config.ts";
@@ -14,6 +19,7 @@ import { migrate } from "../../src/store/migrate.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
 import { SqlStore } from "../../src/store/sql-store.ts";
 import { testDatabaseLocation } from "./database.ts";
+import { metricsOf } from "./metrics.ts";
 import { checkAnswer } from "./openapi-check.ts";
 import { tempDir } from "./temp.ts";
 
@@ -46,10 +52,15 @@ const noSystemDns: Resolver = {
 /**
  * Settings as `svc server` takes them (`limits` by their setting names), with the service's
  * defaults otherwise; `clock` is the store's and the API's; `location` a database to use
- * instead of a new one of the test backend's.
+ * instead of a new one of the test backend's; `logger` instead of a silent one.
  */
 export async function inProcessApi(
-  options: { settings?: Record<string, string>; clock?: Clock; location?: string } = {},
+  options: {
+    settings?: Record<string, string>;
+    clock?: Clock;
+    location?: string;
+    logger?: FastifyBaseLogger;
+  } = {},
 ): Promise<InProcessApi> {
   const dir = await tempDir();
   const config = loadServerConfig({
@@ -87,8 +98,9 @@ export async function inProcessApi(
       sessionTtlMs: config.sessionTtl,
       limits,
       eventRetentionMs: config.eventRetention,
+      metrics: metricsOf(store, clock),
     },
-    createLogger("silent"),
+    options.logger ?? createLogger("silent"),
   );
   return {
     app,

@@ -12,7 +12,7 @@ import { API_VERSION, serialiseNotification, type NotificationHead } from "./not
 const { publishEvent: publish } = operations;
 
 export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDependencies): void {
-  const { store, clock, limits } = dependencies;
+  const { store, clock, limits, metrics } = dependencies;
 
   const options = {
     config: { ...accessConfig(publish).config, bodyLimitSetting: "eventBodyLimit" },
@@ -48,6 +48,7 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
       body: serialiseNotification(head, input.data.object),
       createdAt,
     });
+    metrics.eventPublished();
     return reply.status(publish.success.status).send(successBody(publish, head));
   });
 }
