@@ -63,20 +63,49 @@ describe("svc completion", () => {
     assert.deepEqual(await offered("--json", "events", "li"), ["list"]);
   });
 
-  it("zsh: the bash functions through bashcompinit", async () => {
+  /** Runs a shell that must be installed (.ci/run installs zsh and fish). */
+  const shell = async (name: string, script: string): Promise<string[]> => {
+    const run = await runProcess(name, ["-c", script], { env: { PATH: process.env.PATH } }).catch(
+      (error: unknown) => {
+        throw new Error(`${name} is needed for this test (apt-get install ${name})`, {
+          cause: error,
+        });
+      },
+    );
+    assert.equal(run.code, 0, run.stderr);
+    return run.stdout.split("\n").filter((line) => line !== "");
+  };
+
+  it("zsh: the same functions through bashcompinit, after compinit", async () => {
     const run = await runSvc(["completion", "zsh"]);
     assertExit(run, 0);
     assert.match(run.stdout, /^# svc completion for zsh/);
-    assert.match(run.stdout, /bashcompinit/);
-    assert.match(run.stdout, /complete -o default -F _svc_complete svc/);
+    const script = join(dir.path, "svc.zsh");
+    await writeFile(script, run.stdout);
+    // zsh filters by the typed prefix itself (its compgen offers every word): the command
+    // reached is what is checked.
+    const words = await shell(
+      "zsh",
+      `autoload -U compinit && compinit -u -d '${dir.path}/zcompdump'; source '${script}'
+       COMP_WORDS=(svc webhooks get dst_1 --ti); COMP_CWORD=4; _svc_complete svc --ti
+       print -l -- $COMPREPLY`,
+    );
+    assert.ok(words.includes("--timing") && !words.includes("--page-all"), words.join(" "));
   });
 
-  it("fish: one line per word of each command, offered where the command is reached", async () => {
+  it("fish: each command's words, with their descriptions, where the command is reached", async () => {
     const run = await runSvc(["completion", "fish"]);
     assertExit(run, 0);
-    assert.match(run.stdout, /^complete -c svc -f -n '__svc_at webhooks' -a 'list' -d /m);
-    assert.match(run.stdout, /^complete -c svc -n '__svc_at deliveries list' -l status -d /m);
-    assert.match(run.stdout, /^complete -c svc -n '__svc_at webhooks delete' -s y -l yes -d /m);
+    const script = join(dir.path, "svc.fish");
+    await writeFile(script, run.stdout);
+    const complete = (line: string) =>
+      shell("fish", `source '${script}'; complete -C'${line}'`).then((lines) =>
+        lines.map((entry) => entry.split("\t")[0]),
+      );
+    assert.deepEqual(await complete("svc webh"), ["webhooks"]);
+    assert.deepEqual(await complete("svc webhooks get dst_1 --ti"), ["--timing"]);
+    assert.deepEqual(await complete("svc webhooks get --page"), []);
+    assert.deepEqual(await complete("svc deliveries list --st"), ["--status"]);
   });
 
   it("refuses a shell it does not know, as a usage error", async () => {
