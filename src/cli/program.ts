@@ -69,6 +69,19 @@ export function buildProgram(io: CliIo, failure: ParseFailure = { command: null 
       writeErr: (text) => io.stderr.write(text),
       outputError: () => undefined,
     });
+  program.addHelpText(
+    "after",
+    `
+Run "svc <command> --help" for a command's options and examples; "svc completion --help" to
+complete commands and options in your shell.
+
+Examples:
+  $ svc admin init --output owner.key          # a first workspace and an owner API key
+  $ svc server                                 # the API and the delivery worker
+  $ svc webhooks create --url https://example.com/hooks --output whsec.txt
+  $ svc events send --type job.completed --data '{"id":"job_42"}'
+  $ svc deliveries list --status failed --since 1d`,
+  );
   registerServerCommand(program, io);
   registerAdminCommands(program, io);
   registerAuthCommands(program, io);
