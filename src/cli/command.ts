@@ -28,6 +28,27 @@ export interface CommandSettings {
   readonly output?: "secret" | "result";
 }
 
+/** The settings of each handler `action` made, for the help to show what a command takes. */
+const handlerSettings = new WeakMap<object, CommandSettings>();
+
+/** The settings a command's handler was made with; undefined for a group. */
+export function settingsOfHandler(handler: object): CommandSettings | undefined {
+  return handlerSettings.get(handler);
+}
+
+/**
+ * The global options a command with these settings takes (their `GlobalOptions` names): how
+ * to print, always; the acting ones it honours.
+ */
+export function globalOptionsTaken(settings: CommandSettings): Set<keyof GlobalOptions> {
+  const taken = new Set<keyof GlobalOptions>(["json", "format", "pretty", "pager"]);
+  const acting = new Set<ActingOption>(settings.accepts);
+  if (settings.fields !== undefined) acting.add("fields");
+  if (settings.output !== undefined) acting.add("output");
+  for (const name of acting) for (const key of ACTING_OPTIONS[name]) taken.add(key);
+  return taken;
+}
+
 /** `webhooks create`: the command as typed after `svc`. */
 function commandName(command: Command): string {
   const names: string[] = [];
@@ -42,12 +63,9 @@ function refuseOptionsNotActedOn(
   settings: CommandSettings,
   name: string,
 ): void {
-  const accepted = new Set<ActingOption>(settings.accepts);
-  if (settings.fields !== undefined) accepted.add("fields");
-  if (settings.output !== undefined) accepted.add("output");
-  for (const [acting, keys] of Object.entries(ACTING_OPTIONS)) {
-    if (accepted.has(acting as ActingOption)) continue;
-    const given = keys.find((key) => options[key] !== undefined);
+  const taken = globalOptionsTaken(settings);
+  for (const keys of Object.values(ACTING_OPTIONS)) {
+    const given = keys.find((key) => !taken.has(key) && options[key] !== undefined);
     if (given !== undefined) {
       throw usageError(name, `\`svc ${name}\` does not take ${FLAG_NAMES[given]}.`);
     }
@@ -67,7 +85,7 @@ export function action<Options extends GlobalOptions>(
   settings: CommandSettings,
   run: (options: Options, args: readonly string[]) => Promise<CommandResult>,
 ): (...commanderArgs: unknown[]) => Promise<void> {
-  return async (...commanderArgs) => {
+  const handler = async (...commanderArgs: unknown[]): Promise<void> => {
     const command = commanderArgs.at(-1) as Command;
     const options = command.optsWithGlobals<Options>();
     const name = commandName(command);
@@ -94,4 +112,6 @@ export function action<Options extends GlobalOptions>(
     );
     printNotes(io, [...(result.notes ?? []), `Wrote the result to ${resultFile}.`]);
   };
+  handlerSettings.set(handler, settings);
+  return handler;
 }

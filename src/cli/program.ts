@@ -1,50 +1,106 @@
-import { Command } from "commander";
+import { Command, Help, type Option } from "commander";
+import { globalOptionsTaken, settingsOfHandler, type CommandSettings } from "./command.ts";
 import { VERSION } from "../version.ts";
 import { registerAdminCommands } from "./admin/admin-commands.ts";
 import { registerAuthCommands } from "./auth/auth-commands.ts";
+import { registerCompletionCommand } from "./completion/completion.ts";
 import { registerDeliveryCommands } from "./deliveries/deliveries-commands.ts";
 import { registerEventCommands } from "./events/events-commands.ts";
-import { addGlobalOptions } from "./global-options.ts";
+import { addGlobalOptions, type GlobalOptions } from "./global-options.ts";
 import type { CliIo } from "./io.ts";
 import { registerServerCommand } from "./server/server-command.ts";
 import { registerWebhookCommands } from "./webhooks/webhooks-commands.ts";
 
 /**
- * The registry of commands: each group registers itself; nothing else lives here.
- * `json`: failures are reported as the JSON envelope, so commander's own error text is not
- * written (subcommands copy this setting when they are added, hence it is given here).
+ * A command that knows what its handler takes (`action`'s settings), so that its help shows
+ * the global options that apply to it, once, and no others. Commander makes subcommands with
+ * `createCommand`, so every command of the program is one.
  */
-export function buildProgram(io: CliIo, options: { json: boolean }): Command {
+class SvcCommand extends Command {
+  settings: CommandSettings | undefined;
+
+  override createCommand(name?: string): SvcCommand {
+    return new SvcCommand(name);
+  }
+
+  override action(handler: Parameters<Command["action"]>[0]): this {
+    this.settings = settingsOfHandler(handler);
+    return super.action(handler);
+  }
+}
+
+/** The program's global options a command's help lists: those it takes; none for a group. */
+function globalOptionsFor(command: Command, options: readonly Option[]): Option[] {
+  const settings = command instanceof SvcCommand ? command.settings : undefined;
+  if (settings === undefined) return []; // a group: its commands take them
+  const taken = globalOptionsTaken(settings);
+  return options.filter((option) => taken.has(option.attributeName() as keyof GlobalOptions));
+}
+
+/** Where commander's parse failed: the command as typed after `svc`, for the help to point at. */
+export interface ParseFailure {
+  command: string | null;
+}
+
+/**
+ * The registry of commands: each group registers itself; nothing else lives here.
+ * Commander's own errors (an unknown option or command, a missing argument) are not written
+ * by commander: `runCli` reports them as one line with their code, like every other error,
+ * pointing at the help of the command that failed (`failure` says which).
+ */
+export function buildProgram(io: CliIo, failure: ParseFailure = { command: null }): Command {
   const program = addGlobalOptions(
-    new Command("svc")
+    new SvcCommand("svc")
       .description(
         "Webhook delivery service: run it, manage webhook destinations, publish events and follow their deliveries",
       )
       .version(VERSION, "-V, --version"),
   )
     // Set before the commands are added: they copy these settings.
-    .configureHelp({ showGlobalOptions: true })
-    .showHelpAfterError("(run with --help for usage)")
+    .configureHelp({
+      showGlobalOptions: true,
+      visibleGlobalOptions(command) {
+        return globalOptionsFor(command, Help.prototype.visibleGlobalOptions.call(this, command));
+      },
+    })
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
-      writeErr: (text) => (options.json ? undefined : io.stderr.write(text)),
+      writeErr: (text) => io.stderr.write(text),
+      outputError: () => undefined,
     });
+  program.addHelpText(
+    "after",
+    `
+Run "svc <command> --help" for a command's options and examples; "svc completion --help" to
+complete commands and options in your shell.
+
+Examples:
+  $ svc admin init --output owner.key          # a first workspace and an owner API key
+  $ svc server                                 # the API and the delivery worker
+  $ svc webhooks create --url https://example.com/hooks --output whsec.txt
+  $ svc events send --type job.completed --data '{"id":"job_42"}'
+  $ svc deliveries list --status failed --since 1d`,
+  );
   registerServerCommand(program, io);
   registerAdminCommands(program, io);
   registerAuthCommands(program, io);
   registerWebhookCommands(program, io);
   registerEventCommands(program, io);
   registerDeliveryCommands(program, io);
-  pointUsageErrorsAtHelp(program, []);
+  registerCompletionCommand(program, io);
+  recordFailures(program, [], failure);
   return program;
 }
 
-/** A usage error names the help to read: `(run "svc webhooks create --help" for usage)`. */
-function pointUsageErrorsAtHelp(command: Command, path: readonly string[]): void {
+/** Each command notes itself as the one that failed when commander refuses its arguments. */
+function recordFailures(command: Command, path: readonly string[], failure: ParseFailure): void {
+  command.configureOutput({
+    outputError: () => {
+      failure.command = path.join(" ");
+    },
+  });
   for (const subcommand of command.commands) {
-    const names = [...path, subcommand.name()];
-    subcommand.showHelpAfterError(`(run "svc ${names.join(" ")} --help" for usage)`);
-    pointUsageErrorsAtHelp(subcommand, names);
+    recordFailures(subcommand, [...path, subcommand.name()], failure);
   }
 }

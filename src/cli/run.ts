@@ -3,7 +3,8 @@ import { AppError, ExitStatus } from "../errors.ts";
 import type { CliIo } from "./io.ts";
 import { jsonRequested } from "./output-mode.ts";
 import { printError } from "./output.ts";
-import { buildProgram } from "./program.ts";
+import { buildProgram, type ParseFailure } from "./program.ts";
+import { usageError } from "./usage.ts";
 
 /**
  * Runs `svc` with the given arguments and returns its exit status. Expected failures are
@@ -12,27 +13,23 @@ import { buildProgram } from "./program.ts";
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const errorOutput = jsonRequested(argv);
-  const json = errorOutput.json;
-  // In JSON mode a usage error is reported in the envelope, not as commander's text.
-  const program = buildProgram(io, { json });
+  const failure: ParseFailure = { command: null };
+  const program = buildProgram(io, failure);
   try {
     await program.parseAsync(argv, { from: "user" });
     return ExitStatus.ok;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return ExitStatus.ok; // --help, --version
-      if (json) {
-        // A group run without a subcommand shows its help; commander's message is a placeholder.
-        const message =
-          error.code === "commander.help"
-            ? "A command is missing."
-            : error.message.replace(/^error: /, "");
-        printError(
-          io,
-          errorOutput,
-          new AppError("usage_error", `${message} (run with --help for usage)`),
-        );
+      // A group run without a subcommand has shown its help (on stderr); that is all it says,
+      // except in JSON, where the envelope is the answer.
+      if (error.code === "commander.help") {
+        if (errorOutput.json) {
+          printError(io, errorOutput, new AppError("usage_error", "A command is missing."));
+        }
+        return ExitStatus.usage;
       }
+      printError(io, errorOutput, commanderUsageError(error, failure.command));
       return ExitStatus.usage;
     }
     if (error instanceof AppError) {
@@ -48,4 +45,19 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     );
     return ExitStatus.failure;
   }
+}
+
+/**
+ * Commander's refusal as one line with its code, like every other error: `unknown option
+ * '--colour'. See `svc webhooks list --help`.` Its suggestion (`(Did you mean list?)`, on a
+ * line of its own) joins the sentence.
+ */
+function commanderUsageError(error: CommanderError, command: string | null): AppError {
+  const message = error.message
+    .replace(/^error: /, "")
+    .replace(/\s*\(Did you mean (.+)\?\)\s*$/s, "; did you mean $1?")
+    .replace(/\s*\n\s*/g, " ")
+    .trim();
+  const sentence = /[.?!]$/.test(message) ? message : `${message}.`;
+  return usageError(command ?? "", sentence);
 }

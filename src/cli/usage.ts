@@ -2,7 +2,8 @@ import { AppError } from "../errors.ts";
 
 /** A usage error: the command line or its input was wrong; it points at the command's help. */
 export function usageError(command: string, message: string): AppError {
-  return new AppError("usage_error", `${message} See \`svc ${command} --help\`.`);
+  const help = command === "" ? "svc --help" : `svc ${command} --help`;
+  return new AppError("usage_error", `${message} See \`${help}\`.`);
 }
 
 /** An option the command cannot do without, such as `--output` where a secret is issued. */

@@ -818,7 +818,7 @@ describe("svc events and svc deliveries: what is refused or previewed sends noth
 describe("the command groups", () => {
   const io = { env: {} } as unknown as CliIo;
   const names = (group: string) =>
-    buildProgram(io, { json: false })
+    buildProgram(io)
       .commands.find((command) => command.name() === group)
       ?.commands.map((command) => command.name());
 

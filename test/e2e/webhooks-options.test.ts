@@ -284,15 +284,30 @@ describe("svc webhooks: global options", () => {
   });
 
   describe("--timing", () => {
-    it("reports each request on stderr and leaves stdout as it was", async () => {
+    const timingLine = (method: string, url: string) =>
+      `timing: ${method} ${url} 200 in \\d+\\.\\d ms \\((?:connect \\d+\\.\\d ms, )?headers after \\d+\\.\\d ms\\)(?:; svc's own start-up before it: \\d+\\.\\d ms)?\\n`;
+
+    it("reports each request on stderr, from the moment it goes out, and leaves stdout as it was", async () => {
       const plain = await svc(["webhooks", "get", existing.id, "--json"]);
       const timed = await svc(["webhooks", "get", existing.id, "--json", "--timing"]);
       assertExit(timed, 0);
       assert.equal(timed.stdout, plain.stdout);
+      const url = `${fixture.server.url}/v1/workspaces/${fixture.owner.id}/webhooks/${existing.id}`;
+      assert.match(timed.stderr, new RegExp(`^${timingLine("GET", url)}$`));
+      // A fresh process opens its connection: the time says so, apart from the answer's.
+      assert.match(timed.stderr, / \(connect \d+\.\d ms, headers after/);
+    });
+
+    it("shows every request the command makes, the lookup of the key's workspace included", async () => {
+      const timed = await svc(["webhooks", "get", existing.id, "--json", "--timing"], {
+        env: { SERVICE_WORKSPACE_ID: "" },
+      });
+      assertExit(timed, 0);
+      const url = `${fixture.server.url}/v1/workspaces/${fixture.owner.id}/webhooks/${existing.id}`;
       assert.match(
         timed.stderr,
         new RegExp(
-          `^timing: GET ${fixture.server.url}/v1/workspaces/${fixture.owner.id}/webhooks/${existing.id} 200 in \\d+\\.\\d ms \\(headers after \\d+\\.\\d ms\\)\\n$`,
+          `^${timingLine("GET", `${fixture.server.url}/v1/auth/session`)}${timingLine("GET", url)}$`,
         ),
       );
     });
@@ -331,12 +346,18 @@ describe("svc webhooks: global options", () => {
       assert.equal(envelope<DestinationJson>(run).data.id, existing.id);
     });
 
-    it("an unknown flag is a usage error, exit 2, pointing at the command's --help", async () => {
+    it("an unknown flag is a usage error, exit 2, one line pointing at the command's --help", async () => {
       const run = await svc(["webhooks", "list", "--colour"]);
       assertExit(run, 2);
-      assert.match(
+      assert.equal(
         run.stderr,
-        /^error: unknown option '--colour'\n\(run "svc webhooks list --help" for usage\)\n$/,
+        "error: unknown option '--colour'. See `svc webhooks list --help`. (usage_error)\n",
+      );
+      const typo = await svc(["webhooks", "lst"]);
+      assertExit(typo, 2);
+      assert.equal(
+        typo.stderr,
+        "error: unknown command 'lst'; did you mean list? See `svc webhooks --help`. (usage_error)\n",
       );
       const json = await svc(["webhooks", "list", "--colour", "--json"]);
       assertExit(json, 2);
@@ -393,29 +414,42 @@ describe("svc webhooks: global options", () => {
         assert.match(examples, new RegExp(`\\$ svc webhooks ${command}\\b`));
     });
 
-    it("--help of each subcommand has its examples and the global options", async () => {
-      for (const command of ["list", "create", "get", "update", "delete"]) {
+    it("--help of each subcommand has its examples and the global options it takes, and no others", async () => {
+      const everyOne = ["--workspace", "--json", "--pretty", "--format", "--no-pager", "--raw"];
+      const taken: Record<string, string[]> = {
+        list: ["--field ", "--fields", "--output", "--dry-run", "--page-all", "--timing"],
+        create: [
+          "--field ",
+          "--fields",
+          "--output",
+          "--dry-run",
+          "--stdin",
+          "--from-stdin",
+          "--timing",
+        ],
+        get: ["--field ", "--fields", "--output", "--dry-run", "--timing"],
+        update: [
+          "--field ",
+          "--fields",
+          "--output",
+          "--dry-run",
+          "--stdin",
+          "--from-stdin",
+          "--timing",
+        ],
+        delete: ["--field ", "--fields", "--output", "--dry-run", "--yes", "--timing"],
+      };
+      const all = [...new Set(Object.values(taken).flat())];
+      for (const [command, flags] of Object.entries(taken)) {
         const run = await runSvc(["webhooks", command, "--help"]);
         assertExit(run, 0);
         assert.match(run.stdout, new RegExp(`Examples:\\n {2}\\$ svc webhooks ${command}`));
-        for (const flag of [
-          "--workspace",
-          "--json",
-          "--pretty",
-          "--format",
-          "--field ",
-          "--fields",
-          "--raw",
-          "--output",
-          "--no-pager",
-          "--dry-run",
-          "--yes",
-          "--stdin",
-          "--from-stdin",
-          "--page-all",
-          "--timing",
-        ]) {
-          assert.ok(run.stdout.includes(flag), `${command} --help lacks ${flag}`);
+        const global = run.stdout.slice(run.stdout.indexOf("Global Options:"));
+        for (const flag of [...everyOne, ...flags]) {
+          assert.ok(global.includes(flag), `${command} --help lacks ${flag}`);
+        }
+        for (const flag of all.filter((flag) => !flags.includes(flag))) {
+          assert.ok(!global.includes(flag), `${command} --help lists ${flag}, which it refuses`);
         }
       }
     });

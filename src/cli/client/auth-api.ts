@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { signedInSchema, whoAmISchema } from "../../contract/auth.ts";
 import { parseBody } from "./api-paths.ts";
-import { prepareRequest, sendRequest, type ApiRequest } from "./http.ts";
+import { prepareRequest, sendRequest, type ApiRequest, type RequestTiming } from "./http.ts";
 
 /** The requests of `svc auth`, and the answers they expect: `/v1/auth/…`. */
 
@@ -10,8 +10,16 @@ const AUTH_TIMEOUT_MS = 30_000;
 export type SignedIn = z.infer<typeof signedInSchema>;
 export type WhoAmI = z.infer<typeof whoAmISchema>;
 
-async function send(base: URL, token: string | null, request: ApiRequest) {
-  return sendRequest(prepareRequest(base, token, request), { timeoutMs: AUTH_TIMEOUT_MS });
+async function send(
+  base: URL,
+  token: string | null,
+  request: ApiRequest,
+  onTiming?: (timing: RequestTiming) => void,
+) {
+  return sendRequest(prepareRequest(base, token, request), {
+    timeoutMs: AUTH_TIMEOUT_MS,
+    ...(onTiming === undefined ? {} : { onTiming }),
+  });
 }
 
 /** `POST /v1/auth/sessions`: a new session for an e-mail address and password. */
@@ -28,10 +36,14 @@ export async function createSession(
 }
 
 /** `GET /v1/auth/session`: who the token is, and the workspaces it reaches. */
-export async function whoAmI(base: URL, token: string): Promise<WhoAmI> {
+export async function whoAmI(
+  base: URL,
+  token: string,
+  onTiming?: (timing: RequestTiming) => void,
+): Promise<WhoAmI> {
   return parseBody(
     whoAmISchema,
-    await send(base, token, { method: "GET", path: "v1/auth/session" }),
+    await send(base, token, { method: "GET", path: "v1/auth/session" }, onTiming),
   );
 }
 

@@ -1,3 +1,4 @@
+import diagnostics from "node:diagnostics_channel";
 import { performance } from "node:perf_hooks";
 import { AppError } from "../../errors.ts";
 import { errorCodes } from "../../lib/error-codes.ts";
@@ -34,14 +35,50 @@ export interface ApiResponse {
   readonly body: unknown;
 }
 
+/**
+ * One request's time, from the moment it went to the network (connecting, or sending on a
+ * connection kept open) to its answer's last byte: what the API and the network took, not
+ * svc's own start-up (loading fetch, on the first request).
+ */
 export interface RequestTiming {
   readonly method: HttpMethod;
   readonly url: URL;
   /** Null when no answer came. */
   readonly status: number | null;
+  /** Opening the connection; null when one kept open was used. */
+  readonly connectMs: number | null;
   /** Until the response's headers arrived; null when they did not. */
   readonly headersMs: number | null;
   readonly totalMs: number;
+  /** svc's own time before the request went out (loading fetch, preparing it). */
+  readonly setupMs: number;
+}
+
+/**
+ * When the request in flight reached each step, from fetch's diagnostics channels (undici's):
+ * svc sends one request at a time, so the steps seen while it is in flight are its own.
+ */
+function watchRequestSteps() {
+  const seen: { connecting?: number; connected?: number; sent?: number; headers?: number } = {};
+  const steps = {
+    "undici:client:beforeConnect": "connecting",
+    "undici:client:connected": "connected",
+    "undici:client:sendHeaders": "sent",
+    "undici:request:headers": "headers",
+  } as const;
+  const listeners = Object.entries(steps).map(([channel, step]) => {
+    const listener = () => {
+      seen[step] ??= performance.now();
+    };
+    diagnostics.subscribe(channel, listener);
+    return () => diagnostics.unsubscribe(channel, listener);
+  });
+  return {
+    seen,
+    stop: () => {
+      for (const unsubscribe of listeners) unsubscribe();
+    },
+  };
 }
 
 export interface SendOptions {
@@ -114,8 +151,8 @@ export async function sendRequest(
   options: SendOptions,
 ): Promise<ApiResponse> {
   const started = performance.now();
+  const steps = options.onTiming === undefined ? null : watchRequestSteps();
   let status: number | null = null;
-  let headersMs: number | null = null;
   try {
     const response = await fetch(request.url, {
       method: request.method,
@@ -125,20 +162,28 @@ export async function sendRequest(
       signal: AbortSignal.timeout(options.timeoutMs),
     });
     status = response.status;
-    headersMs = performance.now() - started;
     const text = await response.text();
     return interpret(request, response, text);
   } catch (error) {
     if (error instanceof AppError) throw error;
     throw unreachable(request, error, options.timeoutMs);
   } finally {
-    options.onTiming?.({
-      method: request.method,
-      url: request.url,
-      status,
-      headersMs,
-      totalMs: performance.now() - started,
-    });
+    const ended = performance.now();
+    if (steps !== null) {
+      steps.stop();
+      const { connecting, connected, sent, headers } = steps.seen;
+      const out = connecting ?? sent ?? started;
+      options.onTiming?.({
+        method: request.method,
+        url: request.url,
+        status,
+        connectMs:
+          connecting === undefined || connected === undefined ? null : connected - connecting,
+        headersMs: headers === undefined ? null : headers - out,
+        totalMs: ended - out,
+        setupMs: out - started,
+      });
+    }
   }
 }
 

@@ -31,7 +31,12 @@ export interface ApiSession {
  * sign-in, else (an API key in SERVICE_API_KEY) the server's answer to "who am I", asked only
  * now. A dry run sends nothing, so it cannot ask.
  */
-function reachableWorkspaces(credentials: Credentials, base: URL, dryRun: boolean) {
+function reachableWorkspaces(
+  credentials: Credentials,
+  base: URL,
+  dryRun: boolean,
+  onTiming: ((timing: RequestTiming) => void) | undefined,
+) {
   return async (): Promise<readonly { id: string }[]> => {
     if (credentials.saved !== null) return credentials.saved.workspaces;
     if (dryRun) {
@@ -40,28 +45,26 @@ function reachableWorkspaces(credentials: Credentials, base: URL, dryRun: boolea
         "No workspace selected. Pass --workspace <id> or set SERVICE_WORKSPACE_ID: --dry-run sends nothing, so it cannot ask the API which workspace the key belongs to.",
       );
     }
-    return (await whoAmI(base, credentials.token)).workspaces;
+    return (await whoAmI(base, credentials.token, onTiming)).workspaces;
   };
 }
 
 /**
  * Settles everything a request needs before any is sent: the API's URL, the credentials
  * (SERVICE_API_KEY, else those saved by `svc auth login`) and the workspace. `--timing`
- * reports each request on stderr as it completes.
+ * reports each request on stderr as it completes, the "who am I" that finds the workspace
+ * included.
  */
 export async function openSession(options: GlobalOptions, io: CliIo): Promise<ApiSession> {
   const credentials = await resolveCredentials(io.env);
   const { token } = credentials;
   const base = resolveApiUrl(io.env, credentials.saved?.api_url);
+  const onTiming = timingReporter(options, io);
   const workspace = await resolveClientWorkspace(
     options.workspace,
     io.env,
-    reachableWorkspaces(credentials, base, options.dryRun === true),
+    reachableWorkspaces(credentials, base, options.dryRun === true, onTiming),
   );
-  const onTiming =
-    options.timing === true
-      ? (timing: RequestTiming) => io.stderr.write(`${describeTiming(timing)}\n`)
-      : undefined;
   const sendOnce = (prepared: PreparedRequest): Promise<ApiResponse> =>
     sendRequest(prepared, {
       timeoutMs: REQUEST_TIMEOUT_MS,
@@ -90,9 +93,28 @@ export async function openSession(options: GlobalOptions, io: CliIo): Promise<Ap
 
 const ms = (value: number): string => `${value.toFixed(1)} ms`;
 
-/** `timing: GET http://…/v1/workspaces/ws_1/webhooks 200 in 4.2 ms (headers after 3.9 ms)` */
-function describeTiming(timing: RequestTiming): string {
+/**
+ * `timing: GET http://…/v1/workspaces/ws_1/webhooks 200 in 4.2 ms (connect 0.8 ms, headers
+ * after 3.9 ms)`, and what svc spent before sending when it is worth saying (the first
+ * request loads fetch).
+ */
+export function describeTiming(timing: RequestTiming): string {
   const outcome = timing.status === null ? "no answer" : String(timing.status);
-  const headers = timing.headersMs === null ? "" : ` (headers after ${ms(timing.headersMs)})`;
-  return `timing: ${timing.method} ${timing.url.href} ${outcome} in ${ms(timing.totalMs)}${headers}`;
+  const parts = [
+    ...(timing.connectMs === null ? [] : [`connect ${ms(timing.connectMs)}`]),
+    ...(timing.headersMs === null ? [] : [`headers after ${ms(timing.headersMs)}`]),
+  ];
+  const steps = parts.length === 0 ? "" : ` (${parts.join(", ")})`;
+  const setup = timing.setupMs >= 1 ? `; svc's own start-up before it: ${ms(timing.setupMs)}` : "";
+  return `timing: ${timing.method} ${timing.url.href} ${outcome} in ${ms(timing.totalMs)}${steps}${setup}`;
+}
+
+/** What `--timing` does with each request's timing: a line on stderr. */
+export function timingReporter(
+  options: GlobalOptions,
+  io: CliIo,
+): ((timing: RequestTiming) => void) | undefined {
+  return options.timing === true
+    ? (timing) => io.stderr.write(`${describeTiming(timing)}\n`)
+    : undefined;
 }

@@ -33,11 +33,24 @@ export function registerServerCommand(program: Command, io: CliIo): void {
     .option("--port <port>", "port to listen on (env SVC_PORT, default 8787)")
     .option(
       "--role <role>",
-      "all (API and worker), api, or worker (probes only on the port) (env SVC_ROLE, default all)",
+      "all (API and worker), api, or worker (only /healthz, /readyz and /metrics on the port) (env SVC_ROLE, default all)",
     )
     .option(
       "--log-level <level>",
       "fatal, error, warn, info, debug, trace or silent (env SVC_LOG_LEVEL)",
+    )
+    .addHelpText(
+      "after",
+      `
+Every setting also has an environment variable and a key of the --config file (README
+"Configuration"); flags win. GET /healthz, /readyz and /metrics answer on the same port, in
+every role; GET /openapi.json describes the API.
+
+Examples:
+  $ svc server
+  $ svc server --port 8080 --log-level warn
+  $ SVC_DATABASE_URL=postgres://svc@db/svc svc server --role api --host 0.0.0.0
+  $ SVC_DATABASE_URL=postgres://svc@db/svc svc server --role worker --port 8788`,
     );
   addDatabaseOptions(command).action(
     action<ServerOptions>(io, { accepts: [] }, async (options) => {
