@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import fc from "fast-check";
 import { assertEnvelope } from "./envelope.ts";
+import { checkAnswer } from "./openapi-check.ts";
 import { publicTestHost, type InProcessApi } from "./in-process-api.ts";
 
 /**
@@ -173,10 +174,33 @@ const rawBodies = fc.oneof(
 const queries = fc
   .array(
     fc.tuple(
-      fc.oneof(fc.constantFrom("limit", "cursor"), fc.string({ maxLength: 6 }).map(encodeSegment)),
+      fc.oneof(
+        fc.constantFrom(
+          "limit",
+          "cursor",
+          "since",
+          "until",
+          "status",
+          "type",
+          "destination",
+          "event",
+        ),
+        fc.string({ maxLength: 6 }).map(encodeSegment),
+      ),
       fc.oneof(
         fc.integer({ min: -5, max: 200 }).map(String),
         fc.constantFrom("0x10", "%205", "1e1", "", "5.0", "%ff", "Infinity", "NaN"),
+        fc.constantFrom(
+          "2026-11-25T12:00:00Z",
+          "2026-11-25T12:00:00%2B01:00",
+          "2026-13-45T99:00:00Z",
+          "1e400",
+          "failed",
+          "pending",
+          "job.failed",
+          "dst_unknown",
+          "evt_000000000000aaaaaaaaaaaaaaaa",
+        ),
         fc.string({ maxLength: 12 }).map(encodeSegment),
       ),
     ),
@@ -188,12 +212,32 @@ const queries = fc
 function routes(workspaceId: string, destinationIds: readonly string[]) {
   const ws = segment([workspaceId, "ws_other"]);
   const id = segment([...destinationIds, "dst_unknown"]);
+  // Ids of the log: well formed or not, of an old time (expired) or none.
+  const logIds = segment([
+    "evt_000000000000aaaaaaaaaaaaaaaa",
+    "dlv_000000000000aaaaaaaaaaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbb",
+    `dlv_${"f".repeat(28)}_${"0".repeat(24)}`,
+    "dlv_x",
+    "evt_",
+  ]);
   return fc.oneof(
     ws.map((w) => ({ route: "webhooks", path: `/v1/workspaces/${w}/webhooks` })),
     fc
       .tuple(ws, id)
       .map(([w, d]) => ({ route: "webhook", path: `/v1/workspaces/${w}/webhooks/${d}` })),
     ws.map((w) => ({ route: "events", path: `/v1/workspaces/${w}/events` })),
+    fc
+      .tuple(ws, logIds)
+      .map(([w, e]) => ({ route: "event", path: `/v1/workspaces/${w}/events/${e}` })),
+    ws.map((w) => ({ route: "deliveries", path: `/v1/workspaces/${w}/deliveries` })),
+    fc.tuple(ws, logIds, fc.constantFrom("", "/retry")).map(([w, d, action]) => ({
+      route: action === "" ? "delivery" : "retry",
+      path: `/v1/workspaces/${w}/deliveries/${d}${action}`,
+    })),
+    fc.tuple(ws, id).map(([w, d]) => ({
+      route: "recover",
+      path: `/v1/workspaces/${w}/webhooks/${d}/recover`,
+    })),
     fc.constantFrom(
       { route: "sessions", path: "/v1/auth/sessions" },
       { route: "session", path: "/v1/auth/session" },
@@ -258,6 +302,26 @@ function plausibleRequests(api: InProcessApi, destinationIds: readonly string[])
       body: undefined,
     })),
     fc.constant({ method: "GET", route: "webhooks", path: `${ws}/webhooks`, body: undefined }),
+    fc
+      .tuple(
+        id,
+        fc.oneof(
+          fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+          spiked,
+        ),
+      )
+      .map(([target, since]) => ({
+        method: "POST",
+        route: "recover",
+        path: `${ws}/webhooks/${target}/recover`,
+        body: { since },
+      })),
+    fc.constantFrom("events", "deliveries").map((list) => ({
+      method: "GET",
+      route: list,
+      path: `${ws}/${list}`,
+      body: undefined,
+    })),
     fc
       .record({
         email: fc.oneof(fc.emailAddress(), spiked),
@@ -384,6 +448,8 @@ export async function fuzzApi(
       } else {
         assert.doesNotThrow(() => JSON.parse(response.body), `${what}: a JSON body`);
       }
+      // And every answer is one the OpenAPI document describes.
+      checkAnswer(request.method, request.url, response.statusCode, response.body);
     }),
     { numRuns: runs, ...(seed === undefined ? {} : { seed }) },
   );
