@@ -8,7 +8,8 @@ const intervalMs = 3_600_000;
 /**
  * Housekeeping, hourly and once at start: prunes attempt records, and events whose
  * deliveries have all ended, past their retention; purges expired idempotency keys, ended
- * sessions and ended sign-in windows. Errors are logged; the next round tries again.
+ * sessions and ended sign-in windows; gives deliveries an older release queued their
+ * workspace (a rolling upgrade). Errors are logged; the next round tries again.
  */
 export function startMaintenance(
   store: { readonly housekeeping: Housekeeping },
@@ -30,6 +31,10 @@ export function startMaintenance(
       });
       if (attempts + events + keys + auth > 0) {
         logger.info({ attempts, events, idempotency_keys: keys, auth }, "pruned expired records");
+      }
+      const adopted = await store.housekeeping.adoptOlderDeliveries();
+      if (adopted > 0) {
+        logger.info({ deliveries: adopted }, "gave deliveries of an older release their workspace");
       }
     } catch (error) {
       logger.error({ err: error }, "maintenance failed; trying again in an hour");

@@ -1,6 +1,7 @@
 import type { Clock } from "../interfaces.ts";
 import type { Database } from "./database.ts";
 import { deleteAttemptsBefore, deleteEndedEventsBefore } from "./sql/deliveries.ts";
+import { adoptDeliveriesWithoutWorkspace } from "./sql/delivery-log.ts";
 import { deleteExpiredIdempotencyKeys } from "./sql/idempotency.ts";
 import { deleteEndedSessions } from "./sql/sessions.ts";
 import { deleteEndedSignInWindows } from "./sql/sign-in-attempts.ts";
@@ -24,6 +25,12 @@ export interface Housekeeping {
    * `windowMs` has ended; returns how many rows went.
    */
   purgeAuthRecords(options: { signInWindowMs: number }): Promise<number>;
+
+  /**
+   * Gives the deliveries an older release's process queued (during a rolling upgrade) their
+   * workspace, so that the delivery log shows them; returns how many.
+   */
+  adoptOlderDeliveries(): Promise<number>;
 }
 
 /** The Housekeeping over any `Database`: the SQL is in `./sql/`. */
@@ -50,6 +57,10 @@ export class SqlHousekeeping implements Housekeeping {
 
   purgeIdempotencyKeys(): Promise<number> {
     return deleteExpiredIdempotencyKeys(this.#db, this.#now());
+  }
+
+  adoptOlderDeliveries(): Promise<number> {
+    return adoptDeliveriesWithoutWorkspace(this.#db);
   }
 
   purgeAuthRecords(options: { signInWindowMs: number }): Promise<number> {

@@ -8,7 +8,7 @@ import type {
   Page,
   Store,
 } from "../../src/interfaces.ts";
-import { openStore } from "../../src/store/open-store.ts";
+import { openDatabase, openStore } from "../../src/store/open-store.ts";
 import { manualClock } from "../support/clock.ts";
 import { testDatabaseLocation } from "../support/database.ts";
 import { claimUpTo } from "../support/delivery.ts";
@@ -45,6 +45,7 @@ const failedAttempt = (at: Date, error = "the receiver answered 503"): AttemptRe
 describe("the delivery log in the store (decision 30)", () => {
   let dir: { path: string; cleanup: () => Promise<void> };
   let store: Store;
+  let location: string;
   const start = Date.UTC(2026, 10, 25, 12);
   const clock = manualClock(start);
   const workspace = "ws_log";
@@ -88,13 +89,30 @@ describe("the delivery log in the store (decision 30)", () => {
 
   before(async () => {
     dir = await tempDir();
-    store = await openStore(await testDatabaseLocation(join(dir.path, "data")), clock);
+    location = await testDatabaseLocation(join(dir.path, "data"));
+    store = await openStore(location, clock);
     await store.credentials.createWorkspace({ id: workspace, name: "log" });
     await store.credentials.createWorkspace({ id: other, name: "other" });
   });
   after(async () => {
     await store.close();
     await dir.cleanup();
+  });
+
+  it("shows a delivery an older release queued without its workspace once housekeeping adopts it", async () => {
+    const target = await destination();
+    const eventId = await publish();
+    // What a process of the release before migration 000006 writes: no workspace.
+    const db = openDatabase(location);
+    try {
+      await db.execute("UPDATE deliveries SET workspace_id = NULL WHERE event_id = $1", [eventId]);
+    } finally {
+      await db.close();
+    }
+    assert.equal((await deliveriesOf(eventId)).items.length, 0, "the log cannot see it yet");
+    assert.equal(await store.housekeeping.adoptOlderDeliveries(), 1);
+    assert.equal((await deliveriesOf(eventId)).items[0]?.destinationId, target);
+    assert.equal(await store.housekeeping.adoptOlderDeliveries(), 0, "nothing left to adopt");
   });
 
   it("gives each delivery a public id naming its event and its destination", async () => {

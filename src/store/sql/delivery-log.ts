@@ -332,3 +332,16 @@ export async function requeueFailedSince(
     if (changed < recoveryChunk) return queued;
   }
 }
+
+/**
+ * Gives deliveries queued by a process of an older release (which does not set their
+ * workspace) the workspace of their event, so that the log's lists find them; returns how
+ * many. `deliveries_by_workspace` indexes the NULLs, so this reads only those rows.
+ */
+export function adoptDeliveriesWithoutWorkspace(db: SqlExecutor): Promise<number> {
+  return db.execute(
+    `UPDATE deliveries
+     SET workspace_id = (SELECT e.workspace_id FROM events e WHERE e.id = deliveries.event_id)
+     WHERE workspace_id IS NULL`,
+  );
+}
