@@ -18,6 +18,7 @@ import {
   selectEvent,
   selectEventPage,
 } from "./sql/delivery-log.ts";
+import { SqlSlice } from "./sql-slice.ts";
 
 /** A page of a list: at most `limit` items, after `cursor` (null: from the newest). */
 export interface PageRequest {
@@ -62,14 +63,11 @@ export interface DeliveryLog {
  * The DeliveryLog over any `Database`: the SQL is in `./sql/delivery-log.ts`. `onQueued` is
  * told when deliveries were made due, so that workers look now rather than at their next poll.
  */
-export class SqlDeliveryLog implements DeliveryLog {
-  readonly #db: Database;
-  readonly #clock: Clock;
+export class SqlDeliveryLog extends SqlSlice implements DeliveryLog {
   readonly #onQueued: () => void;
 
   constructor(db: Database, clock: Clock, onQueued: () => void) {
-    this.#db = db;
-    this.#clock = clock;
+    super(db, clock);
     this.#onQueued = onQueued;
   }
 
@@ -78,11 +76,11 @@ export class SqlDeliveryLog implements DeliveryLog {
     filter: EventFilter,
     page: PageRequest,
   ): Promise<Page<EventSummary>> {
-    return selectEventPage(this.#db, workspaceId, filter, page);
+    return selectEventPage(this.db, workspaceId, filter, page);
   }
 
   getEvent(workspaceId: string, id: string): Promise<EventDetail | null> {
-    return selectEvent(this.#db, workspaceId, id);
+    return selectEvent(this.db, workspaceId, id);
   }
 
   listDeliveries(
@@ -90,17 +88,17 @@ export class SqlDeliveryLog implements DeliveryLog {
     filter: DeliveryFilter,
     page: PageRequest,
   ): Promise<Page<DeliveryRecord>> {
-    return selectDeliveryPage(this.#db, workspaceId, filter, page);
+    return selectDeliveryPage(this.db, workspaceId, filter, page);
   }
 
   getDelivery(workspaceId: string, id: string): Promise<DeliveryDetail | null> {
-    return selectDelivery(this.#db, workspaceId, id);
+    return selectDelivery(this.db, workspaceId, id);
   }
 
   async retryDelivery(workspaceId: string, id: string): Promise<RetryOutcome | null> {
-    const now = this.#clock.now().getTime();
-    const outcome = await this.#db.transaction((tx) =>
-      requeueDelivery(this.#db, tx, workspaceId, id, now),
+    const now = this.clock.now().getTime();
+    const outcome = await this.db.transaction((tx) =>
+      requeueDelivery(this.db, tx, workspaceId, id, now),
     );
     if (outcome?.kind === "queued") this.#onQueued();
     return outcome;
@@ -108,10 +106,10 @@ export class SqlDeliveryLog implements DeliveryLog {
 
   async recoverDeliveries(destinationId: string, since: Date): Promise<number> {
     const queued = await requeueFailedSince(
-      this.#db,
+      this.db,
       destinationId,
       since.getTime(),
-      this.#clock.now().getTime(),
+      this.clock.now().getTime(),
     );
     if (queued > 0) this.#onQueued();
     return queued;

@@ -21,6 +21,7 @@ import {
   selectNextDueAt,
 } from "./sql/deliveries.ts";
 import { type PublishedBatch, publishEvents } from "./sql/events.ts";
+import { SqlSlice } from "./sql-slice.ts";
 
 /** The most publishes, results or key lookups one batch carries. */
 const maxBatch = 256;
@@ -94,9 +95,7 @@ export interface DeliveryQueue {
 }
 
 /** The DeliveryQueue over any `Database`: the SQL is in `./sql/`. */
-export class SqlDeliveryQueue implements DeliveryQueue {
-  readonly #db: Database;
-  readonly #clock: Clock;
+export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
   /** Publishes and delivery results, the hot paths, are written in batches (`Batcher`). */
   readonly #publishes: Batcher<NewEvent, number>;
   readonly #results: Batcher<FinishedAttempt, boolean>;
@@ -104,16 +103,11 @@ export class SqlDeliveryQueue implements DeliveryQueue {
   #taker: DeliveryTaker | null = null;
 
   constructor(db: Database, clock: Clock) {
-    this.#db = db;
-    this.#clock = clock;
+    super(db, clock);
     this.#publishes = new Batcher((events) => this.#publishBatch(events), { maxBatch });
-    this.#results = new Batcher((reports) => finishAttempts(this.#db, reports, this.#now()), {
+    this.#results = new Batcher((reports) => finishAttempts(this.db, reports, this.now()), {
       maxBatch,
     });
-  }
-
-  #now(): number {
-    return this.#clock.now().getTime();
   }
 
   publishEvent(event: NewEvent): Promise<number> {
@@ -125,7 +119,7 @@ export class SqlDeliveryQueue implements DeliveryQueue {
   }
 
   announceQueued(): void {
-    this.#db.announceDeliveriesQueued();
+    this.db.announceDeliveriesQueued();
     this.#taker?.wake();
   }
 
@@ -141,14 +135,14 @@ export class SqlDeliveryQueue implements DeliveryQueue {
       taker !== null && reserved > 0
         ? {
             token: newLease(taker.owner),
-            until: this.#now() + taker.leaseMs,
+            until: this.now() + taker.leaseMs,
             limit: reserved,
             excludedDestinations: room.excludedDestinations,
           }
         : null;
     let published: PublishedBatch;
     try {
-      published = await publishEvents(this.#db, events, lease);
+      published = await publishEvents(this.db, events, lease);
     } catch (error) {
       taker?.take(reserved, []);
       throw error;
@@ -160,7 +154,7 @@ export class SqlDeliveryQueue implements DeliveryQueue {
   }
 
   claimDueDeliveries(owner: string, room: ClaimRoom, leaseMs: number): Promise<ClaimedDelivery[]> {
-    return claimDueDeliveries(this.#db, owner, room, this.#now(), leaseMs);
+    return claimDueDeliveries(this.db, owner, room, this.now(), leaseMs);
   }
 
   finishAttempt(lease: string, seq: number, report: AttemptReport): Promise<boolean> {
@@ -168,23 +162,23 @@ export class SqlDeliveryQueue implements DeliveryQueue {
   }
 
   nextDueAt(exclusions?: ClaimExclusions): Promise<Date | null> {
-    return selectNextDueAt(this.#db, this.#now(), exclusions);
+    return selectNextDueAt(this.db, this.now(), exclusions);
   }
 
   openCircuit(destinationId: string, opening: CircuitOpening): Promise<void> {
-    return openCircuit(this.#db, destinationId, opening, this.#now());
+    return openCircuit(this.db, destinationId, opening, this.now());
   }
 
   releaseDeliveries(lease: string, seqs: readonly number[], dueAt: Date | null): Promise<void> {
-    return releaseDeliveries(this.#db, lease, seqs, dueAt?.getTime() ?? this.#now());
+    return releaseDeliveries(this.db, lease, seqs, dueAt?.getTime() ?? this.now());
   }
 
   closeCircuit(destinationId: string): Promise<void> {
-    return closeCircuit(this.#db, destinationId);
+    return closeCircuit(this.db, destinationId);
   }
 
   backlog(): Promise<QueueBacklog> {
-    return selectBacklog(this.#db, this.#now());
+    return selectBacklog(this.db, this.now());
   }
 
   /** Resolves once the batches under way are written. */

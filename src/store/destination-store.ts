@@ -1,12 +1,10 @@
 import type {
-  Clock,
   Destination,
   DestinationChanges,
   LastDelivery,
   NewDestination,
   Page,
 } from "../interfaces.ts";
-import type { Database } from "./database.ts";
 import { selectLastDelivery } from "./sql/deliveries.ts";
 import {
   deleteDestination,
@@ -15,6 +13,7 @@ import {
   selectDestinationPage,
   updateDestination,
 } from "./sql/destinations.ts";
+import { SqlSlice } from "./sql-slice.ts";
 
 /** Webhook destinations and what their latest delivery was. */
 export interface DestinationStore {
@@ -43,32 +42,20 @@ export interface DestinationStore {
 }
 
 /** The DestinationStore over any `Database`: the SQL is in `./sql/`. */
-export class SqlDestinationStore implements DestinationStore {
-  readonly #db: Database;
-  readonly #clock: Clock;
-
-  constructor(db: Database, clock: Clock) {
-    this.#db = db;
-    this.#clock = clock;
-  }
-
-  #now(): number {
-    return this.#clock.now().getTime();
-  }
-
+export class SqlDestinationStore extends SqlSlice implements DestinationStore {
   listDestinations(
     workspaceId: string,
     options: { limit: number; cursor: string | null },
   ): Promise<Page<Destination>> {
-    return selectDestinationPage(this.#db, workspaceId, options);
+    return selectDestinationPage(this.db, workspaceId, options);
   }
 
   createDestination(destination: NewDestination): Promise<Destination> {
-    return this.#db.transaction((tx) => insertDestination(tx, destination, this.#now()));
+    return this.db.transaction((tx) => insertDestination(tx, destination, this.now()));
   }
 
   getDestination(workspaceId: string, id: string): Promise<Destination | null> {
-    return selectDestination(this.#db, workspaceId, id);
+    return selectDestination(this.db, workspaceId, id);
   }
 
   updateDestination(
@@ -76,16 +63,14 @@ export class SqlDestinationStore implements DestinationStore {
     id: string,
     changes: DestinationChanges,
   ): Promise<Destination | null> {
-    return this.#db.transaction((tx) =>
-      updateDestination(tx, workspaceId, id, changes, this.#now()),
-    );
+    return this.db.transaction((tx) => updateDestination(tx, workspaceId, id, changes, this.now()));
   }
 
   deleteDestination(workspaceId: string, id: string): Promise<boolean> {
-    return deleteDestination(this.#db, workspaceId, id, this.#now());
+    return deleteDestination(this.db, workspaceId, id, this.now());
   }
 
   getLastDelivery(workspaceId: string, destinationId: string): Promise<LastDelivery | null> {
-    return selectLastDelivery(this.#db, workspaceId, destinationId, this.#now());
+    return selectLastDelivery(this.db, workspaceId, destinationId, this.now());
   }
 }

@@ -1,10 +1,9 @@
-import type { Clock } from "../interfaces.ts";
-import type { Database } from "./database.ts";
 import { deleteAttemptsBefore, deleteEndedEventsBefore } from "./sql/deliveries.ts";
 import { adoptDeliveriesWithoutWorkspace } from "./sql/delivery-log.ts";
 import { deleteExpiredIdempotencyKeys } from "./sql/idempotency.ts";
 import { deleteEndedSessions } from "./sql/sessions.ts";
 import { deleteEndedSignInWindows } from "./sql/sign-in-attempts.ts";
+import { SqlSlice } from "./sql-slice.ts";
 
 /** What the maintenance loop deletes when its time is up. */
 export interface Housekeeping {
@@ -34,38 +33,26 @@ export interface Housekeeping {
 }
 
 /** The Housekeeping over any `Database`: the SQL is in `./sql/`. */
-export class SqlHousekeeping implements Housekeeping {
-  readonly #db: Database;
-  readonly #clock: Clock;
-
-  constructor(db: Database, clock: Clock) {
-    this.#db = db;
-    this.#clock = clock;
-  }
-
-  #now(): number {
-    return this.#clock.now().getTime();
-  }
-
+export class SqlHousekeeping extends SqlSlice implements Housekeeping {
   pruneAttempts(before: Date): Promise<number> {
-    return deleteAttemptsBefore(this.#db, before.getTime());
+    return deleteAttemptsBefore(this.db, before.getTime());
   }
 
   pruneEvents(before: Date): Promise<number> {
-    return this.#db.transaction((tx) => deleteEndedEventsBefore(tx, before.getTime()));
+    return this.db.transaction((tx) => deleteEndedEventsBefore(tx, before.getTime()));
   }
 
   purgeIdempotencyKeys(): Promise<number> {
-    return deleteExpiredIdempotencyKeys(this.#db, this.#now());
+    return deleteExpiredIdempotencyKeys(this.db, this.now());
   }
 
   adoptOlderDeliveries(): Promise<number> {
-    return adoptDeliveriesWithoutWorkspace(this.#db);
+    return adoptDeliveriesWithoutWorkspace(this.db);
   }
 
   purgeAuthRecords(options: { signInWindowMs: number }): Promise<number> {
-    const now = this.#now();
-    return this.#db.transaction(
+    const now = this.now();
+    return this.db.transaction(
       async (tx) =>
         (await deleteEndedSessions(tx, now)) +
         (await deleteEndedSignInWindows(tx, { now, windowMs: options.signInWindowMs })),

@@ -1,11 +1,11 @@
-import type { Clock, IdempotencyClaim, StoredResponse } from "../interfaces.ts";
-import type { Database } from "./database.ts";
+import type { IdempotencyClaim, StoredResponse } from "../interfaces.ts";
 import { retryWhileUnavailable } from "./retry-unavailable.ts";
 import {
   acquireIdempotencyKey,
   completeIdempotencyKey,
   releaseIdempotencyKey,
 } from "./sql/idempotency.ts";
+import { SqlSlice } from "./sql-slice.ts";
 
 /** Idempotency keys and the responses kept for replay (decision 11). */
 export interface IdempotencyStore {
@@ -28,28 +28,16 @@ export interface IdempotencyStore {
 }
 
 /** The IdempotencyStore over any `Database`: the SQL is in `./sql/`. */
-export class SqlIdempotencyStore implements IdempotencyStore {
-  readonly #db: Database;
-  readonly #clock: Clock;
-
-  constructor(db: Database, clock: Clock) {
-    this.#db = db;
-    this.#clock = clock;
-  }
-
-  #now(): number {
-    return this.#clock.now().getTime();
-  }
-
+export class SqlIdempotencyStore extends SqlSlice implements IdempotencyStore {
   acquireIdempotencyKey(
     workspaceId: string,
     key: string,
     fingerprint: string,
     options: { lockMs: number; ttlMs: number },
   ): Promise<IdempotencyClaim> {
-    return acquireIdempotencyKey(this.#db, workspaceId, key, fingerprint, {
+    return acquireIdempotencyKey(this.db, workspaceId, key, fingerprint, {
       ...options,
-      now: this.#now(),
+      now: this.now(),
     });
   }
 
@@ -59,12 +47,10 @@ export class SqlIdempotencyStore implements IdempotencyStore {
     response: StoredResponse,
   ): Promise<void> {
     // Both may run twice (each changes only a key still in progress): see retryWhileUnavailable.
-    return retryWhileUnavailable(() =>
-      completeIdempotencyKey(this.#db, workspaceId, key, response),
-    );
+    return retryWhileUnavailable(() => completeIdempotencyKey(this.db, workspaceId, key, response));
   }
 
   releaseIdempotencyKey(workspaceId: string, key: string): Promise<void> {
-    return retryWhileUnavailable(() => releaseIdempotencyKey(this.#db, workspaceId, key));
+    return retryWhileUnavailable(() => releaseIdempotencyKey(this.db, workspaceId, key));
   }
 }
