@@ -373,6 +373,12 @@ export const errorCatalog = {
     message:
       "The encryption key file (encryption.key) must be a regular file (not a symlink) of this user's that no one else may read or write: chmod 600 it.",
   },
+  encryption_key_mismatch: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      "This process's encryption key is not the one the database's signing secrets are sealed with. Give every process the same key: set SVC_ENCRYPTION_KEY to the others' value, or copy encryption.key (mode 0600) from the data directory of the first host.",
+  },
   insecure_database_file: {
     status: null,
     exit: ExitStatus.failure,
