@@ -26,7 +26,7 @@ export type ExitStatus = (typeof ExitStatus)[keyof typeof ExitStatus];
 
 export const exitStatusMeanings: Record<ExitStatus, string> = {
   0: "success",
-  1: "unexpected failure (a bug, or the server answered 5xx); operator command refused; data directory or key file refused",
+  1: "unexpected failure (a bug, or the server answered 5xx); operator command refused; refused to start (Node too old, data directory or key file refused, another encryption key)",
   2: "usage error: the command line or its input was wrong, and nothing was sent",
   3: "the API rejected the request as invalid (HTTP 400, 409)",
   4: "missing or bad credentials, no access to the workspace or scope, or too many failed sign-ins (HTTP 401, 403, 429)",

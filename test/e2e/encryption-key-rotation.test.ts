@@ -129,4 +129,20 @@ describe("svc admin encryption-key rotate", () => {
     assertExit(again, 2);
     assert.match(again.stderr, /holds the current key already/);
   });
+
+  it("refuses to rotate from a key that is not the database's, and changes nothing", async () => {
+    const otherKeyFile = join(fixture.dir, "other.key");
+    await writeFile(otherKeyFile, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
+    const stale = await runSvc(
+      ["admin", "encryption-key", "rotate", "--new-key-file", otherKeyFile],
+      { env: { ...fixture.server.env, SVC_ENCRYPTION_KEY: oldKey } },
+    );
+    assertExit(stale, 1);
+    assert.match(stale.stderr, /\(encryption_key_mismatch\)\n$/);
+    const restarted = await startTestServer({
+      dataDir: fixture.server.dataDir,
+      env: { ...fixture.server.env, SVC_ENCRYPTION_KEY: newKey },
+    });
+    assert.equal(await restarted.stop(), 0, "the new key is still the database's");
+  });
 });

@@ -21,7 +21,7 @@ const skipReason =
 
 describe("svc on a Node.js older than 22.13", () => {
   it(
-    "refuses every command with one line (what it needs, what it found, how to get it) and exit 1",
+    `refuses every command with one line (what it needs, what it found, how to get it) and exit 1${skipReason === false ? "" : ` (not run: ${skipReason})`}`,
     { skip: skipReason },
     async () => {
       for (const args of [["--help"], ["server"], ["admin", "init", "--output", "x.key"]]) {
