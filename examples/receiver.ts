@@ -7,7 +7,9 @@
  *   node dist/examples/receiver.js whsec.txt            # or WEBHOOK_SECRET_FILE=whsec.txt
  *
  * Environment: PORT (default 8080; 0 picks a free port); TLS_CERT_FILE and TLS_KEY_FILE (PEM)
- * to serve HTTPS, since the service delivers only to https:// URLs.
+ * to serve HTTPS, since the service delivers only to https:// URLs. It listens on loopback
+ * (127.0.0.1) only: an example is not a server for the network; put a real receiver behind
+ * your TLS proxy.
  */
 import { readFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
@@ -103,10 +105,13 @@ function main(): void {
   const server = tls
     ? createHttpsServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, listener)
     : createHttpServer(listener);
-  server.listen(Number(process.env.PORT ?? 8080), () => {
+  server.listen(Number(process.env.PORT ?? 8080), "127.0.0.1", () => {
     const address = server.address();
-    const port = typeof address === "object" && address !== null ? address.port : "?";
-    console.log(`listening on ${tls ? "https" : "http"}://localhost:${port}`);
+    const where =
+      typeof address === "object" && address !== null
+        ? `${address.address}:${address.port}`
+        : "127.0.0.1:?";
+    console.log(`listening on ${tls ? "https" : "http"}://${where}`);
   });
 }
 

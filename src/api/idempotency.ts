@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { idempotencyResponseContext } from "../crypto/sealing-contexts.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { AppError } from "../errors.ts";
 import type { Store } from "../interfaces.ts";
@@ -60,11 +61,6 @@ function fingerprint(request: FastifyRequest): string {
   return createHash("sha256").update(JSON.stringify(parts)).digest("hex");
 }
 
-/** Sealed responses are bound to their workspace and key. */
-function sealingContext(workspaceId: string, key: string): string {
-  return `idempotency:${workspaceId}:${key}`;
-}
-
 export function registerIdempotency(
   app: FastifyInstance,
   dependencies: { store: Pick<Store, "idempotency">; secretBox: SecretBox },
@@ -93,7 +89,10 @@ export function registerIdempotency(
         return;
       case "replay":
         return replay(reply, claim.response.status, claim.response.contentType, () =>
-          secretBox.decrypt(claim.response.sealedBody, sealingContext(workspaceId, key)),
+          secretBox.decrypt(
+            claim.response.sealedBody,
+            idempotencyResponseContext(workspaceId, key),
+          ),
         );
       case "mismatch":
         throw new AppError(
@@ -113,7 +112,10 @@ export function registerIdempotency(
       await store.idempotency.completeIdempotencyKey(held.workspaceId, held.key, {
         status: reply.statusCode,
         contentType: String(reply.getHeader("content-type") ?? "application/json; charset=utf-8"),
-        sealedBody: secretBox.encrypt(payload, sealingContext(held.workspaceId, held.key)),
+        sealedBody: secretBox.encrypt(
+          payload,
+          idempotencyResponseContext(held.workspaceId, held.key),
+        ),
       });
     } else {
       await store.idempotency.releaseIdempotencyKey(held.workspaceId, held.key);

@@ -33,6 +33,23 @@ export async function loadEncryptionKey(
   return keyFromDataDir(join(dataDir, ENCRYPTION_KEY_FILE));
 }
 
+/**
+ * The key `loadEncryptionKey` would use, but never generated: null when none is configured and
+ * the data directory has no key file. For operator commands, which must use the servers' key.
+ */
+export async function existingEncryptionKey(
+  configured: string | undefined,
+  dataDir: string,
+): Promise<Buffer | null> {
+  if (configured !== undefined) return decodeKey(configured, "SVC_ENCRYPTION_KEY");
+  return readKeyFile(join(dataDir, ENCRYPTION_KEY_FILE));
+}
+
+/** A key file given by path (a new key, for a rotation), under the rules of `encryption.key`. */
+export async function readEncryptionKeyFile(path: string): Promise<Buffer | null> {
+  return readKeyFile(path);
+}
+
 async function keyFromDataDir(path: string): Promise<Buffer> {
   const existing = await readKeyFile(path);
   if (existing !== null) return existing;

@@ -1,4 +1,5 @@
 import { createSecretKey, type KeyObject } from "node:crypto";
+import { destinationSecretContext } from "../crypto/sealing-contexts.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 
 /** Destinations whose opened key is kept; beyond this the least recently used is dropped. */
@@ -30,7 +31,7 @@ export class SigningKeys {
       this.#keys.set(destinationId, kept);
       return kept.key;
     }
-    const secret = this.#secretBox.decrypt(sealed, destinationId);
+    const secret = this.#secretBox.decrypt(sealed, destinationSecretContext(destinationId));
     const key = createSecretKey(Buffer.from(secret, "utf8"));
     this.#keys.delete(destinationId);
     this.#keys.set(destinationId, { sealed, key });

@@ -15,6 +15,7 @@ import { PortSet } from "../net/port-set.ts";
 import { isPostgresUrl, openStore, redactDatabase } from "../store/open-store.ts";
 import { PostgresWakeUps } from "../store/postgres/deliveries-listener.ts";
 import { serverResolver, startDelivery } from "./delivery.ts";
+import { checkEncryptionKey } from "./encryption-key-check.ts";
 
 export interface RunningServer {
   /** The base URL the API listens on, e.g. http://127.0.0.1:8787. */
@@ -80,7 +81,9 @@ export async function startServer(
   };
   let app: FastifyInstance;
   try {
-    const secretBox = new SecretBox(await loadEncryptionKey(config.encryptionKey, config.dataDir));
+    const key = await loadEncryptionKey(config.encryptionKey, config.dataDir);
+    await checkEncryptionKey(store.encryptionKeys, key, config);
+    const secretBox = new SecretBox(key);
     if (config.role !== "api") {
       const wakeUps: WakeUpSource = postgres
         ? new PostgresWakeUps(location, logger)

@@ -13,7 +13,7 @@ interface Migration {
 async function readMigrations(dialect: Database["dialect"]): Promise<Migration[]> {
   const folder = new URL(`${dialect}/`, migrationsRoot);
   const files = (await readdir(folder)).filter((file) => file.endsWith(".sql")).sort();
-  return Promise.all(
+  const migrations = await Promise.all(
     files.map(async (file) => {
       const match = /^(\d{6})_(.+)\.sql$/.exec(file);
       if (match?.[1] === undefined || match[2] === undefined) {
@@ -26,6 +26,18 @@ async function readMigrations(dialect: Database["dialect"]): Promise<Migration[]
       };
     }),
   );
+  // A version is recorded as applied by its number alone, so a second file of the same number
+  // (two branches that each took the next one) would be skipped silently. Refuse it instead.
+  const seen = new Set<number>();
+  for (const migration of migrations) {
+    if (seen.has(migration.version)) {
+      throw new Error(
+        `Two migrations in migrations/${dialect} are numbered ${migration.version}: renumber the newer one after the last`,
+      );
+    }
+    seen.add(migration.version);
+  }
+  return migrations;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Database } from "./database.ts";
 import { SqlDeliveryLog } from "./delivery-log.ts";
 import { SqlDeliveryQueue } from "./delivery-queue.ts";
 import { SqlDestinationStore } from "./destination-store.ts";
+import { SqlEncryptionKeyStore } from "./encryption-key-store.ts";
 import { SqlHousekeeping } from "./housekeeping.ts";
 import { SqlIdempotencyStore } from "./idempotency-store.ts";
 import { SqlStorageHealth } from "./storage-health.ts";
@@ -21,6 +22,7 @@ export class SqlStore implements Store {
   readonly idempotency: SqlIdempotencyStore;
   readonly housekeeping: SqlHousekeeping;
   readonly health: SqlStorageHealth;
+  readonly encryptionKeys: SqlEncryptionKeyStore;
 
   constructor(db: Database, clock: Clock) {
     this.#db = db;
@@ -33,6 +35,7 @@ export class SqlStore implements Store {
     this.idempotency = new SqlIdempotencyStore(db, clock);
     this.housekeeping = new SqlHousekeeping(db, clock);
     this.health = new SqlStorageHealth(db);
+    this.encryptionKeys = new SqlEncryptionKeyStore(db, clock);
   }
 
   async close(): Promise<void> {

@@ -71,6 +71,10 @@ describe("examples/receiver", () => {
     JSON.stringify({ id, type: "job.completed", data: { object: {} } });
   const now = () => Math.floor(Date.now() / 1000);
 
+  it("listens on loopback only", () => {
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
   it("answers 200 to a signed notification, then handles it", async () => {
     const body = bodyOf("evt_first");
     const response = await send("evt_first", body, signatureHeader(secret, now(), body));

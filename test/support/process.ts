@@ -10,10 +10,14 @@ export interface ProcessRun {
 export function runProcess(
   command: string,
   args: readonly string[],
-  options: { env: NodeJS.ProcessEnv; input?: string },
+  options: { env: NodeJS.ProcessEnv; input?: string; cwd?: string },
 ): Promise<ProcessRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: options.env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(command, args, {
+      env: options.env,
+      stdio: ["pipe", "pipe", "pipe"],
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));

@@ -30,6 +30,8 @@ export interface TestServerOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** `--role`; default all. */
   readonly role?: "all" | "api" | "worker";
+  /** An installed `svc` to run (by its `#!` line) instead of this build's, under this Node. */
+  readonly bin?: string;
 }
 
 /**
@@ -63,7 +65,10 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     ...options.env,
   };
   const role = options.role === undefined ? [] : ["--role", options.role];
-  const child = spawn(process.execPath, [svcBin, "server", "--port", "0", ...role], {
+  const args = ["server", "--port", "0", ...role];
+  const [command, commandArgs] =
+    options.bin === undefined ? [process.execPath, [svcBin, ...args]] : [options.bin, args];
+  const child = spawn(command, commandArgs, {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

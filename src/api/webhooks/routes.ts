@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { destinationSecretContext } from "../../crypto/sealing-contexts.ts";
 import { newId, newSigningSecret } from "../../crypto/tokens.ts";
 import { AppError } from "../../errors.ts";
 import { checkDestinationUrl } from "../../net/destination-url.ts";
@@ -59,7 +60,7 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
       workspaceId: workspace,
       url: url.href,
       events: input.events,
-      secretCiphertext: secretBox.encrypt(secret, id),
+      secretCiphertext: secretBox.encrypt(secret, destinationSecretContext(id)),
     });
     // The only response that ever carries the secret.
     return reply

@@ -10,6 +10,7 @@ import { requireOption } from "../usage.ts";
 import { resolveWorkspace } from "../workspace.ts";
 import { issueKeyToFile } from "./issue-key.ts";
 import { withOperatorStore } from "./operator-store.ts";
+import { registerEncryptionKeyCommands } from "./rotate-encryption-key.ts";
 import { registerUserCommands } from "./users-create.ts";
 import { splitList } from "../../lib/split-list.ts";
 
@@ -110,6 +111,7 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
   );
 
   registerUserCommands(admin, io);
+  registerEncryptionKeyCommands(admin, io);
 
   const keys = admin.command("keys").description("manage API keys");
   addDatabaseOptions(

@@ -1,0 +1,129 @@
+import assert from "node:assert/strict";
+import { readFile, writeFile } from "node:fs/promises";
+import { delimiter, dirname, join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { runProcess, type ProcessRun } from "../support/process.ts";
+import { startTestServer } from "../support/server.ts";
+import { tempDir } from "../support/temp.ts";
+
+/** The repository: tests run from dist/test/packaging. */
+const packageRoot = fileURLToPath(new URL("../../../", import.meta.url));
+const manifest = JSON.parse(await readFile(join(packageRoot, "package.json"), "utf8")) as {
+  name: string;
+  version: string;
+};
+
+/**
+ * npm, and the installed `svc` (its `#!` line asks `env` for `node`), run with this Node first
+ * on PATH and nothing else of this environment: no npm_config_* of an `npm test` around it.
+ */
+const env: NodeJS.ProcessEnv = {
+  PATH: [dirname(process.execPath), process.env.PATH].join(delimiter),
+  HOME: process.env.HOME,
+};
+
+function npm(args: readonly string[], cwd: string): Promise<ProcessRun> {
+  return runProcess("npm", [...args, "--no-audit", "--no-fund", "--prefer-offline"], {
+    env: { ...env, npm_config_update_notifier: "false" },
+    cwd,
+  });
+}
+
+function assertRan(run: ProcessRun, what: string): void {
+  assert.equal(run.code, 0, `${what} exited ${run.code}\n${run.stdout}\n${run.stderr}`);
+}
+
+/** `npm pack` of the build in dist/ (no scripts: the suite runs on a build already made). */
+describe("the npm package: packed, installed globally into a clean prefix, run", () => {
+  let dir: { path: string; cleanup: () => Promise<void> };
+  let prefix: string;
+  let packedFiles: string[];
+
+  before(async () => {
+    dir = await tempDir();
+    prefix = join(dir.path, "prefix");
+    const packed = await runProcess(
+      "npm",
+      ["pack", "--ignore-scripts", "--json", "--pack-destination", dir.path],
+      { env, cwd: packageRoot },
+    );
+    assertRan(packed, "npm pack");
+    const [tarball] = JSON.parse(packed.stdout) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
+    assert.ok(tarball);
+    packedFiles = tarball.files.map((file) => file.path);
+    assertRan(
+      await npm(
+        ["install", "--global", "--prefix", prefix, join(dir.path, tarball.filename)],
+        dir.path,
+      ),
+      "npm install --global",
+    );
+  });
+  after(() => dir.cleanup());
+
+  it("the tarball holds the build, the migrations and the README, and no tests or sources", () => {
+    for (const path of [
+      "package.json",
+      "README.md",
+      "dist/src/bin/svc.js",
+      "dist/src/index.js",
+      "dist/src/index.d.ts",
+      "migrations/sqlite/000001_init.sql",
+      "migrations/postgres/000001_init.sql",
+    ]) {
+      assert.ok(packedFiles.includes(path), `${path} is packed`);
+    }
+    const strays = packedFiles.filter(
+      (path) => path.startsWith("dist/test/") || path.startsWith("src/") || path === ".npmrc",
+    );
+    assert.deepEqual(strays, []);
+  });
+
+  it("svc --version answers the package's version", async () => {
+    const run = await runProcess(join(prefix, "bin", "svc"), ["--version"], { env });
+    assertRan(run, "svc --version");
+    assert.equal(run.stdout.trim(), manifest.version);
+  });
+
+  it("svc server starts from the installed package and answers /healthz", async () => {
+    const server = await startTestServer({
+      dataDir: join(dir.path, "data"),
+      bin: join(prefix, "bin", "svc"),
+      env,
+    });
+    try {
+      const response = await fetch(new URL("/healthz", server.url));
+      assert.equal(response.status, 200);
+      assert.deepEqual(await response.json(), { status: "ok" });
+    } finally {
+      assert.equal(await server.stop(), 0);
+    }
+  });
+
+  it('import { verifySignature } from "svc-webhooks" works from the installed package', async () => {
+    // A module beside the global node_modules resolves the package by its name, as any
+    // project that installed it does.
+    const script = join(prefix, "lib", "receiver-check.mjs");
+    await writeFile(
+      script,
+      [
+        `import { signatureHeader, verifySignature, WebhookVerificationError } from ${JSON.stringify(manifest.name)};`,
+        'const secret = "whsec_ZXhhbXBsZS1yZWNlaXZlci10ZXN0LXNlY3JldA";',
+        'const body = \'{"id":"evt_1"}\';',
+        "const now = Math.floor(Date.now() / 1000);",
+        "const { timestamp } = verifySignature(secret, signatureHeader(secret, now, body), body);",
+        "let refused = null;",
+        "try { verifySignature(secret, signatureHeader(secret, now, body), body + ' '); }",
+        "catch (error) { if (error instanceof WebhookVerificationError) refused = error.code; }",
+        "console.log(JSON.stringify({ verified: timestamp === now, refused }));",
+      ].join("\n"),
+    );
+    const run = await runProcess(process.execPath, [script], { env });
+    assertRan(run, "the import");
+    assert.deepEqual(JSON.parse(run.stdout), { verified: true, refused: "signature_mismatch" });
+  });
+});

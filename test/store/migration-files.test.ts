@@ -1,0 +1,23 @@
+import assert from "node:assert/strict";
+import { readdir } from "node:fs/promises";
+import { describe, it } from "node:test";
+
+const migrations = new URL("../../../migrations/", import.meta.url);
+
+async function files(dialect: string): Promise<string[]> {
+  return (await readdir(new URL(`${dialect}/`, migrations)))
+    .filter((f) => f.endsWith(".sql"))
+    .sort();
+}
+
+describe("the migration files", () => {
+  it("each number is one migration, NNNNNN_name.sql, the same in both dialects", async () => {
+    const sqlite = await files("sqlite");
+    const postgres = await files("postgres");
+    assert.deepEqual(sqlite, postgres, "every migration is written for both engines");
+    for (const file of sqlite) assert.match(file, /^\d{6}_[a-z0-9_]+\.sql$/);
+    const numbers = sqlite.map((file) => file.slice(0, 6));
+    const repeated = numbers.filter((number, index) => numbers.indexOf(number) !== index);
+    assert.deepEqual(repeated, [], "a number taken twice: renumber the newer migration");
+  });
+});
