@@ -10,7 +10,10 @@ import { requireOption } from "../usage.ts";
 import { resolveWorkspace } from "../workspace.ts";
 import { issueKeyToFile } from "./issue-key.ts";
 import { withOperatorStore } from "./operator-store.ts";
-import { registerUserCommands } from "./users-create.ts";
+import { registerKeyList } from "./keys-list.ts";
+import { registerSessionCommands } from "./sessions-revoke.ts";
+import { registerUserCommands } from "./users-commands.ts";
+import { registerWorkspaceList } from "./workspaces-list.ts";
 import { splitList } from "../../lib/split-list.ts";
 
 interface InitOptions extends GlobalOptions, DatabaseFlags {
@@ -109,7 +112,9 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
     ),
   );
 
+  registerWorkspaceList(workspaces, io);
   registerUserCommands(admin, io);
+  registerSessionCommands(admin, io);
 
   const keys = admin.command("keys").description("manage API keys");
   addDatabaseOptions(
@@ -141,6 +146,8 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
       });
     }),
   );
+
+  registerKeyList(keys, io);
 
   addDatabaseOptions(
     keys
