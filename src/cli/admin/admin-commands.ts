@@ -10,6 +10,7 @@ import { requireOption } from "../usage.ts";
 import { resolveWorkspace } from "../workspace.ts";
 import { issueKeyToFile } from "./issue-key.ts";
 import { withOperatorStore } from "./operator-store.ts";
+import { registerBackupCommands } from "./backup.ts";
 import { registerKeyList } from "./keys-list.ts";
 import { registerSessionCommands } from "./sessions-revoke.ts";
 import { registerUserCommands } from "./users-commands.ts";
@@ -115,6 +116,7 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
   registerWorkspaceList(workspaces, io);
   registerUserCommands(admin, io);
   registerSessionCommands(admin, io);
+  registerBackupCommands(admin, io);
 
   const keys = admin.command("keys").description("manage API keys");
   addDatabaseOptions(

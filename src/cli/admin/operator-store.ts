@@ -14,12 +14,20 @@ export async function withOperatorStore<T>(
   env: NodeJS.ProcessEnv,
   work: (store: Store) => Promise<T>,
 ): Promise<T> {
-  const config = configFrom(flags, env);
-  await checkLocalFiles(config, { encryptionKey: false });
-  const store = await openStore(databaseLocation(config), systemClock);
+  const store = await openStore(await operatorDatabase(flags, env), systemClock);
   try {
     return await work(store);
   } finally {
     await store.close();
   }
+}
+
+/** The database an operator command acts on (a file path or a URL), its local files checked. */
+export async function operatorDatabase(
+  flags: DatabaseFlags,
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
+  const config = configFrom(flags, env);
+  await checkLocalFiles(config, { encryptionKey: false });
+  return databaseLocation(config);
 }
