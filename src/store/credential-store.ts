@@ -214,14 +214,10 @@ export class SqlCredentialStore implements CredentialStore {
     const now = this.#now();
     const written = this.#keyUseWritten.get(id);
     if (written !== undefined && now - written < apiKeyUseResolutionMs) return;
+    // Noted before the write, and kept if it fails: a failed write is tried again a minute
+    // later, not on the next request, so that a full disk adds no write to every request.
     this.#keyUseWritten.set(id, now);
-    try {
-      await this.#keyUses.add(id);
-    } catch (error) {
-      // Not written: the next use tries again.
-      this.#keyUseWritten.delete(id);
-      throw error;
-    }
+    await this.#keyUses.add(id);
   }
 
   listWorkspaces(): Promise<Workspace[]> {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { lstat, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, it } from "node:test";
@@ -151,6 +151,26 @@ describe("svc admin backup and restore", () => {
       assert.equal(listed.stdout, "ws_backup\n");
     },
   );
+
+  it("restores through a symlinked --database into the file it points to", onSqlite, async () => {
+    const backup = join(dir.path, "for-link.db");
+    assertStatus(await svc(["admin", "backup", "--output", backup]), 0);
+    const real = join(dir.path, "linked", "svc.db");
+    assertStatus(
+      await svc(["admin", "workspaces", "create", "--name", "Before"], {
+        SVC_DATA_DIR: join(dir.path, "linked"),
+      }),
+      0,
+    );
+    const link = join(dir.path, "link.db");
+    await symlink(real, link);
+    assertStatus(
+      await svc(["admin", "restore", "--database", link, "--input", backup, "--yes"]),
+      0,
+    );
+    assert.ok((await lstat(link)).isSymbolicLink(), "the link is kept");
+    assert.equal(eventCount(real), published.length);
+  });
 
   it("refuses to restore while another process has the database open", onSqlite, async () => {
     const backup = join(dir.path, "while-open.db");

@@ -115,8 +115,6 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
 
   registerWorkspaceList(workspaces, io);
   registerUserCommands(admin, io);
-  registerSessionCommands(admin, io);
-  registerBackupCommands(admin, io);
 
   const keys = admin.command("keys").description("manage API keys");
   addDatabaseOptions(
@@ -166,4 +164,7 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
       }),
     ),
   );
+
+  registerSessionCommands(admin, io);
+  registerBackupCommands(admin, io);
 }

@@ -74,6 +74,7 @@ Examples:
       .description(
         "replace the SQLite database with a backup (stop the server first; asks first on a terminal, --yes skips the question)",
       )
+      .usage("--input <file> [options]")
       .requiredOption("--input <file>", "a file made by `svc admin backup`"),
   )
     .addHelpText(

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -114,8 +114,10 @@ async function checkBackup(path: string, input: string): Promise<void> {
  * and shared memory are removed before the rename: replayed onto the new file, they would
  * corrupt it.
  */
-export async function restoreSqlite(input: string, target: string): Promise<{ bytes: number }> {
+export async function restoreSqlite(input: string, database: string): Promise<{ bytes: number }> {
   requireFile(input, "backup");
+  // The file itself: renamed over a symlink, the backup would replace the link, not the database.
+  const target = existsSync(database) ? realpathSync(database) : database;
   const temporary = `${target}.restoring-${randomBytes(6).toString("hex")}`;
   const file = await ExclusiveFile.create(temporary);
   try {
