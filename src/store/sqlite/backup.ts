@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync } from "node:fs";
-import { open, rename, rm } from "node:fs/promises";
+import { open, rename, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { AppError } from "../../errors.ts";
@@ -45,12 +45,7 @@ export async function backUpSqlite(source: string, output: string): Promise<{ by
       { param: "output", cause: error },
     );
   }
-  const handle = await open(output, "r");
-  try {
-    return { bytes: (await handle.stat()).size };
-  } finally {
-    await handle.close();
-  }
+  return { bytes: (await stat(output)).size };
 }
 
 /**
@@ -142,12 +137,7 @@ export async function restoreSqlite(input: string, database: string): Promise<{ 
     throw error;
   }
   await syncDirectory(dirname(target));
-  const handle = await open(target, "r");
-  try {
-    return { bytes: (await handle.stat()).size };
-  } finally {
-    await handle.close();
-  }
+  return { bytes: (await stat(target)).size };
 }
 
 /** Makes a rename in `directory` durable. */
