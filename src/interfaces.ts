@@ -45,6 +45,8 @@ export interface ApiKey {
   readonly scopes: readonly Scope[];
   readonly createdAt: Date;
   readonly revokedAt: Date | null;
+  /** Roughly: written at most once a minute (`apiKeyUseResolutionMs`); null if never used. */
+  readonly lastUsedAt: Date | null;
 }
 
 export interface Destination {
@@ -264,6 +266,11 @@ export interface Membership {
   readonly workspaceId: string;
   readonly workspaceName: string;
   readonly role: Role;
+}
+
+/** A user and every membership they have, by workspace id. */
+export interface UserWithMemberships extends User {
+  readonly memberships: readonly Membership[];
 }
 
 /** A signed-in session: what `svs_…` tokens stand for. */

@@ -27,6 +27,13 @@ function bearerToken(request: FastifyRequest): string {
   return match[1];
 }
 
+/** A key's use that could not be written is logged; the request goes on. */
+function useNotRecorded(request: FastifyRequest): (error: unknown) => void {
+  return (error) => {
+    request.log.warn({ err: error }, "the API key's last use could not be recorded");
+  };
+}
+
 /**
  * Who is calling, and may they do this here? The workspace is checked before anything is
  * looked up in it, so a credential without access learns nothing about the ids inside (403
@@ -39,7 +46,7 @@ async function authorise(
   workspaceId: string,
   scope: Scope,
 ): Promise<Credential> {
-  const credential = await identify(store, bearerToken(request));
+  const credential = await identify(store, bearerToken(request), useNotRecorded(request));
   const scopes = isWellFormedId(workspaceId)
     ? await scopesIn(store, credential, workspaceId)
     : null;
@@ -71,7 +78,7 @@ export function registerAuthorisation(
       request.credential = await authorise(store, request, workspace, scope);
       request.authorisedWorkspace = workspace;
     } else if (authenticated === true) {
-      request.credential = await identify(store, bearerToken(request));
+      request.credential = await identify(store, bearerToken(request), useNotRecorded(request));
     }
   });
 }

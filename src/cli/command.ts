@@ -22,7 +22,7 @@ export interface CommandSettings {
   readonly fields?: readonly string[];
   /**
    * What `--output` is: the new file the command writes the secret it issues to ("secret",
-   * handled by the command), or the new file its printed result goes to instead of stdout
+   * handled by the command; also `admin backup`'s copy, which holds every secret there is), or the new file its printed result goes to instead of stdout
    * ("result", handled here). Without it, the command refuses `--output`.
    */
   readonly output?: "secret" | "result";

@@ -65,6 +65,15 @@ export class ExclusiveFile {
     }
   }
 
+  /** Flushes to disk what another writer put in the file by its path (SQLite), and closes it. */
+  async keep(): Promise<void> {
+    try {
+      await this.#handle.sync();
+    } finally {
+      await this.#close();
+    }
+  }
+
   /** Removes the file: the operation it was made for did not happen. */
   async discard(): Promise<void> {
     await this.#close();

@@ -9,25 +9,53 @@ import type {
   Session,
   SignInFailures,
   User,
+  UserWithMemberships,
   UserWithPassword,
   Workspace,
 } from "../interfaces.ts";
 import type { Database } from "./database.ts";
 import { Batcher } from "./batcher.ts";
-import { insertApiKey, revokeApiKey, selectActiveApiKeysByHash } from "./sql/api-keys.ts";
-import { insertSession, revokeSession, selectActiveSessionByHash } from "./sql/sessions.ts";
+import {
+  insertApiKey,
+  markApiKeysUsed,
+  revokeApiKey,
+  selectActiveApiKeys,
+  selectActiveApiKeysByHash,
+} from "./sql/api-keys.ts";
+import {
+  insertSession,
+  revokeSession,
+  revokeUserSessions,
+  selectActiveSessionByHash,
+} from "./sql/sessions.ts";
 import { countSignInAttempt, forgiveSignInAttempt } from "./sql/sign-in-attempts.ts";
 import {
+  deleteUser,
   insertUser,
   selectMembershipRole,
   selectMemberships,
   selectUserByEmail,
+  selectUserByIdOrEmail,
+  selectUsersWithMemberships,
+  updatePasswordHash,
   upsertMembership,
 } from "./sql/users.ts";
-import { initialiseInstance, insertWorkspace, selectWorkspace } from "./sql/workspaces.ts";
+import {
+  initialiseInstance,
+  insertWorkspace,
+  selectWorkspace,
+  selectWorkspaces,
+} from "./sql/workspaces.ts";
 
 /** The most publishes, results or key lookups one batch carries. */
 const maxBatch = 256;
+
+/**
+ * How often an API key's last use is written, at most: a key's `lastUsedAt` may be this much
+ * older than its true last use. Keeping the write off most requests keeps a read-only request
+ * read-only (decision 18: every write waits for an fsync on SQLite).
+ */
+export const apiKeyUseResolutionMs = 60_000;
 
 /** Workspaces and who may act in them: API keys, users, memberships, sessions, and the sign-in attempts counted against them. */
 export interface CredentialStore {
@@ -49,6 +77,19 @@ export interface CredentialStore {
   /** Returns false when there is no such key; revoking twice is not an error. */
   revokeApiKey(id: string): Promise<boolean>;
 
+  /**
+   * Notes that the key was used now. Writes at most once per key in `apiKeyUseResolutionMs`
+   * (in this process, and through the SQL across processes), with the notes of a burst of
+   * requests in one statement; the other calls resolve at once, writing nothing.
+   */
+  recordApiKeyUse(id: string): Promise<void>;
+
+  /** Every workspace, oldest first. */
+  listWorkspaces(): Promise<Workspace[]>;
+
+  /** The unrevoked API keys, of one workspace or of all (null), oldest first. */
+  listApiKeys(workspaceId: string | null): Promise<ApiKey[]>;
+
   /** A new user and their first membership, together. */
   createUser(user: NewUser, membership: { workspaceId: string; role: Role }): Promise<User>;
 
@@ -63,6 +104,30 @@ export interface CredentialStore {
 
   /** Every membership of the user, by workspace id. */
   listMemberships(userId: string): Promise<Membership[]>;
+
+  /** A user by id, or else by e-mail address (compared lower-cased). */
+  findUser(idOrEmail: string): Promise<User | null>;
+
+  /** Every user with their memberships, oldest first. */
+  listUsers(): Promise<UserWithMemberships[]>;
+
+  /**
+   * Deletes the user, their memberships and their sessions (so that each session ends at
+   * once), in one transaction. Returns how many memberships went and how many of the sessions
+   * were still in use; null when
+   * there is no such user.
+   */
+  deleteUser(userId: string): Promise<{ sessions: number; memberships: number } | null>;
+
+  /**
+   * Replaces the user's password hash and revokes their sessions, in one transaction: whoever
+   * knew the old password is signed out. Returns how many sessions were revoked; null when
+   * there is no such user.
+   */
+  setPassword(userId: string, passwordHash: string): Promise<number | null>;
+
+  /** Revokes every session of the user still in use; returns how many. */
+  revokeUserSessions(userId: string): Promise<number>;
 
   createSession(session: NewSession): Promise<Session>;
 
@@ -96,6 +161,10 @@ export class SqlCredentialStore implements CredentialStore {
    * one SELECT. Each batch reads afresh, so a revocation counts from its commit on.
    */
   readonly #keyLookups: Batcher<string, ApiKey | null>;
+  /** Uses of keys to write, gathered: a burst of first uses costs one UPDATE. */
+  readonly #keyUses: Batcher<string, undefined>;
+  /** When this process last wrote each key's use (bounded by the number of keys). */
+  readonly #keyUseWritten = new Map<string, number>();
 
   constructor(db: Database, clock: Clock) {
     this.#db = db;
@@ -103,6 +172,14 @@ export class SqlCredentialStore implements CredentialStore {
     this.#keyLookups = new Batcher((hashes) => selectActiveApiKeysByHash(this.#db, hashes), {
       maxBatch,
     });
+    this.#keyUses = new Batcher(
+      async (ids) => {
+        const now = this.#now();
+        await markApiKeysUsed(this.#db, [...new Set(ids)], now, now - apiKeyUseResolutionMs);
+        return ids.map(() => undefined);
+      },
+      { maxBatch },
+    );
   }
 
   #now(): number {
@@ -131,6 +208,52 @@ export class SqlCredentialStore implements CredentialStore {
 
   revokeApiKey(id: string): Promise<boolean> {
     return revokeApiKey(this.#db, id, this.#now());
+  }
+
+  async recordApiKeyUse(id: string): Promise<void> {
+    const now = this.#now();
+    const written = this.#keyUseWritten.get(id);
+    if (written !== undefined && now - written < apiKeyUseResolutionMs) return;
+    // Noted before the write, and kept if it fails: a failed write is tried again a minute
+    // later, not on the next request, so that a full disk adds no write to every request.
+    this.#keyUseWritten.set(id, now);
+    await this.#keyUses.add(id);
+  }
+
+  listWorkspaces(): Promise<Workspace[]> {
+    return selectWorkspaces(this.#db);
+  }
+
+  listApiKeys(workspaceId: string | null): Promise<ApiKey[]> {
+    return selectActiveApiKeys(this.#db, workspaceId);
+  }
+
+  findUser(idOrEmail: string): Promise<User | null> {
+    return selectUserByIdOrEmail(this.#db, idOrEmail);
+  }
+
+  listUsers(): Promise<UserWithMemberships[]> {
+    return selectUsersWithMemberships(this.#db);
+  }
+
+  deleteUser(userId: string): Promise<{ sessions: number; memberships: number } | null> {
+    return this.#db.transaction(async (tx) => {
+      // Counted before they go: the sessions that were still in use.
+      const sessions = await revokeUserSessions(tx, userId, this.#now());
+      const memberships = await deleteUser(tx, userId);
+      return memberships === null ? null : { sessions, memberships };
+    });
+  }
+
+  setPassword(userId: string, passwordHash: string): Promise<number | null> {
+    return this.#db.transaction(async (tx) => {
+      if (!(await updatePasswordHash(tx, userId, passwordHash))) return null;
+      return revokeUserSessions(tx, userId, this.#now());
+    });
+  }
+
+  revokeUserSessions(userId: string): Promise<number> {
+    return revokeUserSessions(this.#db, userId, this.#now());
   }
 
   createUser(user: NewUser, membership: { workspaceId: string; role: Role }): Promise<User> {
@@ -175,6 +298,6 @@ export class SqlCredentialStore implements CredentialStore {
 
   /** Resolves once the lookups under way are answered. */
   async idle(): Promise<void> {
-    await this.#keyLookups.idle();
+    await Promise.all([this.#keyLookups.idle(), this.#keyUses.idle()]);
   }
 }

@@ -40,6 +40,11 @@ async function readMigrations(dialect: Database["dialect"]): Promise<Migration[]
   return migrations;
 }
 
+/** The versions of the migrations this build has for `dialect`, in order. */
+export async function knownMigrationVersions(dialect: Database["dialect"]): Promise<number[]> {
+  return (await readMigrations(dialect)).map((migration) => migration.version);
+}
+
 /**
  * Applies every migration newer than the database, each in its own transaction together with
  * its row in `schema_migrations`, under the database's migration lock (several processes may

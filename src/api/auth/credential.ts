@@ -28,11 +28,14 @@ export const SESSION_TOKEN_PREFIX = "svs_";
 /**
  * The credential a bearer token stands for. The prefix says which table to look in; an
  * unknown, revoked or expired token of either kind is 401, with a message on how to get a
- * new one.
+ * new one. An API key's use is recorded without holding up the request (the store writes it
+ * at most once a minute); a failure to record it goes to `onUseNotRecorded`, never to the
+ * caller, whose request needs no write.
  */
 export async function identify(
   store: Pick<Store, "credentials">,
   token: string,
+  onUseNotRecorded: (error: unknown) => void,
 ): Promise<Credential> {
   const tokenHash = hashToken(token);
   if (token.startsWith(SESSION_TOKEN_PREFIX)) {
@@ -52,6 +55,7 @@ export async function identify(
       "The API key is not valid or has been revoked. Set SERVICE_API_KEY to a valid key or sign in with `svc auth login`.",
     );
   }
+  store.credentials.recordApiKeyUse(apiKey.id).catch(onUseNotRecorded);
   return { kind: "api_key", apiKey };
 }
 

@@ -10,8 +10,12 @@ import { requireOption } from "../usage.ts";
 import { resolveWorkspace } from "../workspace.ts";
 import { issueKeyToFile } from "./issue-key.ts";
 import { withOperatorStore } from "./operator-store.ts";
+import { registerBackupCommands } from "./backup.ts";
+import { registerKeyList } from "./keys-list.ts";
 import { registerEncryptionKeyCommands } from "./rotate-encryption-key.ts";
-import { registerUserCommands } from "./users-create.ts";
+import { registerSessionCommands } from "./sessions-revoke.ts";
+import { registerUserCommands } from "./users-commands.ts";
+import { registerWorkspaceList } from "./workspaces-list.ts";
 import { splitList } from "../../lib/split-list.ts";
 
 interface InitOptions extends GlobalOptions, DatabaseFlags {
@@ -110,6 +114,7 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
     ),
   );
 
+  registerWorkspaceList(workspaces, io);
   registerUserCommands(admin, io);
   registerEncryptionKeyCommands(admin, io);
 
@@ -144,6 +149,8 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
     }),
   );
 
+  registerKeyList(keys, io);
+
   addDatabaseOptions(
     keys
       .command("revoke")
@@ -159,4 +166,7 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
       }),
     ),
   );
+
+  registerSessionCommands(admin, io);
+  registerBackupCommands(admin, io);
 }

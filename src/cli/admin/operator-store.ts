@@ -25,3 +25,13 @@ export async function withOperatorStore<T>(
     await store.close();
   }
 }
+
+/** The database an operator command acts on (a file path or a URL), its local files checked. */
+export async function operatorDatabase(
+  flags: DatabaseFlags,
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
+  const config = configFrom(flags, env);
+  await checkLocalFiles(config, { encryptionKey: false });
+  return databaseLocation(config);
+}

@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../../crypto/passwords.ts";
+import { hashPassword } from "../../crypto/passwords.ts";
 import { newId } from "../../crypto/tokens.ts";
 import { AppError } from "../../errors.ts";
 import { ROLE_SCOPES, ROLES, type Role, type Store } from "../../interfaces.ts";
@@ -8,10 +8,10 @@ import { addDatabaseOptions, type DatabaseFlags } from "../database-options.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
-import { isInteractive, readFirstLine, TerminalDialog } from "../prompt.ts";
 import { usageError } from "../usage.ts";
 import { resolveWorkspace } from "../workspace.ts";
 import { withOperatorStore } from "./operator-store.ts";
+import { PASSWORD_INPUT_HELP, readNewPassword } from "./password-input.ts";
 
 const COMMAND = "admin users create";
 
@@ -26,38 +26,6 @@ function checkedEmail(email: string): string {
     throw usageError(COMMAND, `--email: ${JSON.stringify(email)} is not an e-mail address.`);
   }
   return normalised;
-}
-
-function checkedPassword(password: string | null): string {
-  if (password === null) throw new AppError("cancelled", "No password given; nothing was created.");
-  const length = password.length;
-  if (length < MIN_PASSWORD_LENGTH || length > MAX_PASSWORD_LENGTH) {
-    throw new AppError(
-      "weak_password",
-      `The password must have ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters; it has ${length}.`,
-    );
-  }
-  return password;
-}
-
-/**
- * The new user's password: asked twice on a terminal, never shown; otherwise the first line
- * of standard input. Never a flag: command lines are visible to other users and kept in
- * shell histories.
- */
-async function newPassword(io: CliIo, email: string): Promise<string> {
-  if (!isInteractive(io)) return checkedPassword(await readFirstLine(io));
-  const dialog = new TerminalDialog(io);
-  try {
-    const password = checkedPassword(await dialog.askSecret(`Password for ${email}: `));
-    const again = await dialog.askSecret("Repeat the password: ");
-    if (again !== password) {
-      throw new AppError("usage_error", "The two passwords differ; nothing was created.");
-    }
-    return password;
-  } finally {
-    dialog.close();
-  }
 }
 
 function membershipResult(
@@ -117,7 +85,7 @@ async function createUser(
       note,
     );
   }
-  const passwordHash = await hashPassword(await newPassword(io, email));
+  const passwordHash = await hashPassword(await readNewPassword(io, email, "nothing was created"));
   const user = await store.credentials.createUser(
     { id: newId("usr"), email, passwordHash },
     { workspaceId, role: options.role },
@@ -131,10 +99,7 @@ async function createUser(
   );
 }
 
-export function registerUserCommands(admin: Command, io: CliIo): void {
-  const users = admin
-    .command("users")
-    .description("manage users who sign in with `svc auth login`");
+export function registerUserCreate(users: Command, io: CliIo): void {
   addDatabaseOptions(
     users
       .command("create")
@@ -151,8 +116,7 @@ export function registerUserCommands(admin: Command, io: CliIo): void {
       .addHelpText(
         "after",
         `
-The password is asked on a terminal (twice, not shown), or read from the first line of
-standard input; ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters. It is stored as a scrypt hash.
+${PASSWORD_INPUT_HELP}
 
 Examples:
   $ svc admin users create --email ada@example.com --workspace ws_0b7c3d5e9f1a2b4c6d8e0f12 --role member

@@ -8,9 +8,10 @@ interface ApiKeyRow extends Record<string, unknown> {
   scopes: string;
   created_at: number | string;
   revoked_at: number | string | null;
+  last_used_at: number | string | null;
 }
 
-const columns = "id, workspace_id, scopes, created_at, revoked_at";
+const columns = "id, workspace_id, scopes, created_at, revoked_at, last_used_at";
 
 function toApiKey(row: ApiKeyRow): ApiKey {
   return {
@@ -19,6 +20,7 @@ function toApiKey(row: ApiKeyRow): ApiKey {
     scopes: JSON.parse(row.scopes) as Scope[],
     createdAt: toDate(row.created_at),
     revokedAt: toNullableDate(row.revoked_at),
+    lastUsedAt: toNullableDate(row.last_used_at),
   };
 }
 
@@ -56,4 +58,36 @@ export async function revokeApiKey(db: SqlExecutor, id: string, now: number): Pr
     [id, now],
   );
   return changed > 0;
+}
+
+/** The unrevoked keys, of one workspace or of all (null), oldest first. */
+export async function selectActiveApiKeys(
+  db: SqlExecutor,
+  workspaceId: string | null,
+): Promise<ApiKey[]> {
+  const rows = await db.query<ApiKeyRow>(
+    `SELECT ${columns} FROM api_keys
+     WHERE revoked_at IS NULL AND ($1 = '' OR workspace_id = $1)
+     ORDER BY created_at, id`,
+    [workspaceId ?? ""],
+  );
+  return rows.map(toApiKey);
+}
+
+/**
+ * Sets the last use of these keys (a JSON array of ids) to `now`, where it is not newer than
+ * `staleBefore`: so that processes sharing the database write it at most once per interval
+ * between them, and a statement that finds it fresh writes nothing.
+ */
+export async function markApiKeysUsed(
+  db: Database,
+  ids: readonly string[],
+  now: number,
+  staleBefore: number,
+): Promise<void> {
+  await db.execute(
+    `UPDATE api_keys SET last_used_at = $2
+     WHERE id IN (${db.textsOfJsonArray("$1")}) AND (last_used_at IS NULL OR last_used_at <= $3)`,
+    [JSON.stringify(ids), now, staleBefore],
+  );
 }

@@ -61,6 +61,19 @@ export async function revokeSession(db: SqlExecutor, id: string, now: number): P
   return changed > 0;
 }
 
+/** Revokes every session of the user still in use; returns how many. */
+export async function revokeUserSessions(
+  db: SqlExecutor,
+  userId: string,
+  now: number,
+): Promise<number> {
+  return db.execute(
+    `UPDATE sessions SET revoked_at = $2
+     WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2`,
+    [userId, now],
+  );
+}
+
 /** A session past its expiry or revoked is of no further use: nothing refers to it. */
 export async function deleteEndedSessions(db: SqlExecutor, now: number): Promise<number> {
   return db.execute("DELETE FROM sessions WHERE expires_at <= $1 OR revoked_at <= $1", [now]);

@@ -1,4 +1,11 @@
-import type { Membership, NewUser, Role, User, UserWithPassword } from "../../interfaces.ts";
+import type {
+  Membership,
+  NewUser,
+  Role,
+  User,
+  UserWithMemberships,
+  UserWithPassword,
+} from "../../interfaces.ts";
 import type { Database, SqlExecutor } from "../database.ts";
 import { toDate } from "./rows.ts";
 
@@ -57,6 +64,73 @@ export async function selectUserByEmail(
     [normaliseEmail(email)],
   );
   return rows[0] === undefined ? null : toUser(rows[0]);
+}
+
+/** A user by id, or else by e-mail address (compared lower-cased). */
+export async function selectUserByIdOrEmail(
+  db: SqlExecutor,
+  idOrEmail: string,
+): Promise<User | null> {
+  const rows = await db.query<UserRow>(
+    `SELECT id, email, password_hash, created_at FROM users WHERE id = $1 OR email = $2
+     ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END`,
+    [idOrEmail, normaliseEmail(idOrEmail)],
+  );
+  return rows[0] === undefined ? null : withoutPassword(toUser(rows[0]));
+}
+
+/** Every user with their memberships, oldest user first; one statement. */
+export async function selectUsersWithMemberships(db: SqlExecutor): Promise<UserWithMemberships[]> {
+  const rows = await db.query<
+    UserRow & { workspace_id: string | null; workspace_name: string | null; role: Role | null }
+  >(
+    `SELECT u.id, u.email, u.password_hash, u.created_at,
+            m.workspace_id, w.name AS workspace_name, m.role
+     FROM users u
+     LEFT JOIN memberships m ON m.user_id = u.id
+     LEFT JOIN workspaces w ON w.id = m.workspace_id
+     ORDER BY u.created_at, u.id, m.workspace_id`,
+  );
+  const users = new Map<string, UserWithMemberships & { memberships: Membership[] }>();
+  for (const row of rows) {
+    let user = users.get(row.id);
+    if (user === undefined) {
+      user = { ...withoutPassword(toUser(row)), memberships: [] };
+      users.set(row.id, user);
+    }
+    if (row.workspace_id !== null && row.role !== null) {
+      user.memberships.push({
+        workspaceId: row.workspace_id,
+        workspaceName: row.workspace_name ?? "",
+        role: row.role,
+      });
+    }
+  }
+  return [...users.values()];
+}
+
+/**
+ * Deletes the user with their sessions and memberships; returns how many memberships went, or
+ * null when there was no such user. Call inside a transaction.
+ */
+export async function deleteUser(tx: SqlExecutor, userId: string): Promise<number | null> {
+  await tx.execute("DELETE FROM sessions WHERE user_id = $1", [userId]);
+  const memberships = await tx.execute("DELETE FROM memberships WHERE user_id = $1", [userId]);
+  const users = await tx.execute("DELETE FROM users WHERE id = $1", [userId]);
+  return users === 0 ? null : memberships;
+}
+
+/** Returns false when there is no such user. */
+export async function updatePasswordHash(
+  db: SqlExecutor,
+  userId: string,
+  passwordHash: string,
+): Promise<boolean> {
+  const changed = await db.execute("UPDATE users SET password_hash = $2 WHERE id = $1", [
+    userId,
+    passwordHash,
+  ]);
+  return changed > 0;
 }
 
 /**

@@ -33,6 +33,14 @@ export async function selectWorkspace(db: SqlExecutor, id: string): Promise<Work
   return rows[0] === undefined ? null : toWorkspace(rows[0]);
 }
 
+/** Every workspace, oldest first. */
+export async function selectWorkspaces(db: SqlExecutor): Promise<Workspace[]> {
+  const rows = await db.query<WorkspaceRow>(
+    "SELECT id, name, created_at FROM workspaces ORDER BY created_at, id",
+  );
+  return rows.map(toWorkspace);
+}
+
 /**
  * The one row of `instance` is the mark of an initialised database; its primary key makes a
  * second initialisation fail even when two run at once. Call inside a transaction.

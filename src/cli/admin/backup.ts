@@ -1,0 +1,115 @@
+import type { Command } from "commander";
+import { AppError } from "../../errors.ts";
+import { isPostgresUrl, redactDatabase } from "../../store/open-store.ts";
+import { backUpSqlite, restoreSqlite } from "../../store/sqlite/backup.ts";
+import { action } from "../command.ts";
+import { addDatabaseOptions, type DatabaseFlags } from "../database-options.ts";
+import type { GlobalOptions } from "../global-options.ts";
+import type { CliIo } from "../io.ts";
+import { confirm, isInteractive } from "../prompt.ts";
+import { requireOption } from "../usage.ts";
+import { operatorDatabase } from "./operator-store.ts";
+
+interface RestoreOptions extends GlobalOptions, DatabaseFlags {
+  readonly input: string;
+}
+
+/** The SQLite file an operator command copies; PostgreSQL has tools of its own for that. */
+async function sqliteDatabase(options: DatabaseFlags, env: NodeJS.ProcessEnv): Promise<string> {
+  const location = await operatorDatabase(options, env);
+  if (isPostgresUrl(location)) {
+    throw new AppError(
+      "sqlite_only",
+      `${redactDatabase(location)} is a PostgreSQL database: back it up with pg_dump and restore it with pg_restore (README, "Backups"), and keep the encryption key with it.`,
+    );
+  }
+  return location;
+}
+
+export function registerBackupCommands(admin: Command, io: CliIo): void {
+  addDatabaseOptions(
+    admin
+      .command("backup")
+      .description("copy the SQLite database, while the server runs, into a new file (--output)")
+      .usage("--output <file> [options]")
+      .addHelpText(
+        "after",
+        `
+The copy is one consistent snapshot (SQLite's VACUUM INTO, in one read transaction), taken
+beside a running server without stopping its writes. --output must not exist; the file is
+created with mode 0600. The encryption key (encryption.key in the data directory, or
+SVC_ENCRYPTION_KEY) is not in the backup: keep it too, or the destinations' signing
+secrets cannot be read. For PostgreSQL, use pg_dump.
+
+Examples:
+  $ svc admin backup --output /var/backups/svc-$(date +%F).db
+  $ svc admin backup --data-dir /srv/svc --output svc.db.bak --json`,
+      ),
+  ).action(
+    action<GlobalOptions & DatabaseFlags>(
+      io,
+      { accepts: [], output: "secret" },
+      async (options) => {
+        const output = requireOption(
+          options.output,
+          "admin backup",
+          "--output <file> is required: the new file the backup is written to (mode 0600).",
+        );
+        const database = await sqliteDatabase(options, io.env);
+        const { bytes } = await backUpSqlite(database, output);
+        return {
+          data: { database, file: output, bytes },
+          human: output,
+          notes: [
+            `Backed up ${database} to ${output} (${bytes} bytes). Keep the encryption key too.`,
+          ],
+        };
+      },
+    ),
+  );
+
+  addDatabaseOptions(
+    admin
+      .command("restore")
+      .description(
+        "replace the SQLite database with a backup (stop the server first; asks first on a terminal, --yes skips the question)",
+      )
+      .usage("--input <file> [options]")
+      .requiredOption("--input <file>", "a file made by `svc admin backup`"),
+  )
+    .addHelpText(
+      "after",
+      `
+Stop the server first: restore refuses while another process has the database open. The
+backup must come from this version of svc (the same migrations). It is copied and checked
+beside the database, then renamed over it, so the database is at every moment either the
+old one or the whole backup; the file keeps mode 0600. Restore the encryption key the
+backup was made with as well.
+
+Examples:
+  $ svc admin restore --input /var/backups/svc-2026-11-25.db
+  $ svc admin restore --data-dir /srv/svc --input svc.db.bak --yes --json`,
+    )
+    .action(
+      action<RestoreOptions>(io, { accepts: ["yes"] }, async (options) => {
+        const confirmed = options.yes === true;
+        if (!confirmed && !isInteractive(io)) {
+          throw new AppError(
+            "confirmation_required",
+            "Not restoring: there is no terminal to confirm on. Pass --yes to replace the database.",
+          );
+        }
+        const database = await sqliteDatabase(options, io.env);
+        const question = `Replace the database ${database} with ${options.input}? What it holds now is lost.`;
+        if (!confirmed && !(await confirm(io, question))) {
+          throw new AppError("cancelled", `Cancelled: ${database} was not changed.`);
+        }
+        const { bytes } = await restoreSqlite(options.input, database);
+        return {
+          data: { database, input: options.input, bytes },
+          human: database,
+          notes: [`Restored ${database} from ${options.input} (${bytes} bytes).`],
+        };
+      }),
+    );
+}
