@@ -169,4 +169,60 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
 
   registerSessionCommands(admin, io);
   registerBackupCommands(admin, io);
+  addExamples(admin, [], adminExamples);
+}
+
+/** Examples of the groups and commands whose own files give none, by their path after `admin`. */
+const adminExamples: Readonly<Record<string, readonly string[]>> = {
+  "": [
+    "svc admin init --output owner.key",
+    "svc admin users create --email ada@example.com --workspace ws_0b7c3d5e9f1a2b4c6d8e0f12 --role member",
+    "svc admin keys list --json",
+    "svc admin backup --output svc-backup.db",
+  ],
+  init: [
+    "svc admin init --output owner.key",
+    "svc admin init --name Acme --output owner.key --database postgres://svc@db/svc",
+  ],
+  workspaces: ["svc admin workspaces create --name Acme", "svc admin workspaces list"],
+  "workspaces create": [
+    "svc admin workspaces create --name Acme",
+    "svc admin workspaces create --name Acme --json",
+  ],
+  users: [
+    "svc admin users create --email ada@example.com --workspace ws_0b7c3d5e9f1a2b4c6d8e0f12 --role owner",
+    "svc admin users list",
+    "svc admin users reset-password ada@example.com",
+  ],
+  keys: [
+    "svc admin keys create --workspace ws_0b7c3d5e9f1a2b4c6d8e0f12 --scopes webhooks:read --output reader.key",
+    "svc admin keys list",
+    "svc admin keys revoke key_ef6e4e78267cdc566fe1b90d",
+  ],
+  "keys create": [
+    "svc admin keys create --workspace ws_0b7c3d5e9f1a2b4c6d8e0f12 --scopes webhooks:write,events:write --output app.key",
+    "SERVICE_WORKSPACE_ID=ws_0b7c3d5e9f1a2b4c6d8e0f12 svc admin keys create --scopes events:read --output reader.key",
+  ],
+  "keys revoke": ["svc admin keys revoke key_ef6e4e78267cdc566fe1b90d"],
+  sessions: ["svc admin sessions revoke --user ada@example.com"],
+  "encryption-key": [
+    "openssl rand -base64 32 > new.key && chmod 600 new.key",
+    "svc admin encryption-key rotate --new-key-file new.key",
+  ],
+  "encryption-key rotate": [
+    "openssl rand -base64 32 > new.key && chmod 600 new.key",
+    "svc admin encryption-key rotate --new-key-file new.key",
+  ],
+};
+
+function addExamples(
+  command: Command,
+  path: readonly string[],
+  examples: Readonly<Record<string, readonly string[]>>,
+): void {
+  const lines = examples[path.join(" ")];
+  if (lines !== undefined) {
+    command.addHelpText("after", `\nExamples:\n${lines.map((line) => `  $ ${line}`).join("\n")}`);
+  }
+  for (const sub of command.commands) addExamples(sub, [...path, sub.name()], examples);
 }
