@@ -46,6 +46,7 @@ import {
   selectWorkspace,
   selectWorkspaces,
 } from "./sql/workspaces.ts";
+import { SqlSlice } from "./sql-slice.ts";
 
 /** The most publishes, results or key lookups one batch carries. */
 const maxBatch = 256;
@@ -153,9 +154,7 @@ export interface CredentialStore {
 }
 
 /** The CredentialStore over any `Database`: the SQL is in `./sql/`. */
-export class SqlCredentialStore implements CredentialStore {
-  readonly #db: Database;
-  readonly #clock: Clock;
+export class SqlCredentialStore extends SqlSlice implements CredentialStore {
   /**
    * API key lookups, one per request, gathered like the writes: a burst of requests costs
    * one SELECT. Each batch reads afresh, so a revocation counts from its commit on.
@@ -167,39 +166,34 @@ export class SqlCredentialStore implements CredentialStore {
   readonly #keyUseWritten = new Map<string, number>();
 
   constructor(db: Database, clock: Clock) {
-    this.#db = db;
-    this.#clock = clock;
-    this.#keyLookups = new Batcher((hashes) => selectActiveApiKeysByHash(this.#db, hashes), {
+    super(db, clock);
+    this.#keyLookups = new Batcher((hashes) => selectActiveApiKeysByHash(this.db, hashes), {
       maxBatch,
     });
     this.#keyUses = new Batcher(
       async (ids) => {
-        const now = this.#now();
-        await markApiKeysUsed(this.#db, [...new Set(ids)], now, now - apiKeyUseResolutionMs);
+        const now = this.now();
+        await markApiKeysUsed(this.db, [...new Set(ids)], now, now - apiKeyUseResolutionMs);
         return ids.map(() => undefined);
       },
       { maxBatch },
     );
   }
 
-  #now(): number {
-    return this.#clock.now().getTime();
-  }
-
   initialise(workspace: { id: string; name: string }, key: NewApiKey): Promise<boolean> {
-    return this.#db.transaction((tx) => initialiseInstance(tx, workspace, key, this.#now()));
+    return this.db.transaction((tx) => initialiseInstance(tx, workspace, key, this.now()));
   }
 
   createWorkspace(workspace: { id: string; name: string }): Promise<Workspace> {
-    return insertWorkspace(this.#db, workspace, this.#now());
+    return insertWorkspace(this.db, workspace, this.now());
   }
 
   getWorkspace(id: string): Promise<Workspace | null> {
-    return selectWorkspace(this.#db, id);
+    return selectWorkspace(this.db, id);
   }
 
   createApiKey(key: NewApiKey): Promise<ApiKey> {
-    return insertApiKey(this.#db, key, this.#now());
+    return insertApiKey(this.db, key, this.now());
   }
 
   findActiveApiKey(tokenHash: string): Promise<ApiKey | null> {
@@ -207,11 +201,11 @@ export class SqlCredentialStore implements CredentialStore {
   }
 
   revokeApiKey(id: string): Promise<boolean> {
-    return revokeApiKey(this.#db, id, this.#now());
+    return revokeApiKey(this.db, id, this.now());
   }
 
   async recordApiKeyUse(id: string): Promise<void> {
-    const now = this.#now();
+    const now = this.now();
     const written = this.#keyUseWritten.get(id);
     if (written !== undefined && now - written < apiKeyUseResolutionMs) return;
     // Noted before the write, and kept if it fails: a failed write is tried again a minute
@@ -221,79 +215,79 @@ export class SqlCredentialStore implements CredentialStore {
   }
 
   listWorkspaces(): Promise<Workspace[]> {
-    return selectWorkspaces(this.#db);
+    return selectWorkspaces(this.db);
   }
 
   listApiKeys(workspaceId: string | null): Promise<ApiKey[]> {
-    return selectActiveApiKeys(this.#db, workspaceId);
+    return selectActiveApiKeys(this.db, workspaceId);
   }
 
   findUser(idOrEmail: string): Promise<User | null> {
-    return selectUserByIdOrEmail(this.#db, idOrEmail);
+    return selectUserByIdOrEmail(this.db, idOrEmail);
   }
 
   listUsers(): Promise<UserWithMemberships[]> {
-    return selectUsersWithMemberships(this.#db);
+    return selectUsersWithMemberships(this.db);
   }
 
   deleteUser(userId: string): Promise<{ sessions: number; memberships: number } | null> {
-    return this.#db.transaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       // Counted before they go: the sessions that were still in use.
-      const sessions = await revokeUserSessions(tx, userId, this.#now());
+      const sessions = await revokeUserSessions(tx, userId, this.now());
       const memberships = await deleteUser(tx, userId);
       return memberships === null ? null : { sessions, memberships };
     });
   }
 
   setPassword(userId: string, passwordHash: string): Promise<number | null> {
-    return this.#db.transaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       if (!(await updatePasswordHash(tx, userId, passwordHash))) return null;
-      return revokeUserSessions(tx, userId, this.#now());
+      return revokeUserSessions(tx, userId, this.now());
     });
   }
 
   revokeUserSessions(userId: string): Promise<number> {
-    return revokeUserSessions(this.#db, userId, this.#now());
+    return revokeUserSessions(this.db, userId, this.now());
   }
 
   createUser(user: NewUser, membership: { workspaceId: string; role: Role }): Promise<User> {
-    return this.#db.transaction((tx) => insertUser(tx, user, membership, this.#now()));
+    return this.db.transaction((tx) => insertUser(tx, user, membership, this.now()));
   }
 
   findUserByEmail(email: string): Promise<UserWithPassword | null> {
-    return selectUserByEmail(this.#db, email);
+    return selectUserByEmail(this.db, email);
   }
 
   putMembership(userId: string, workspaceId: string, role: Role): Promise<Role | null> {
-    return upsertMembership(this.#db, userId, workspaceId, role, this.#now());
+    return upsertMembership(this.db, userId, workspaceId, role, this.now());
   }
 
   findMembershipRole(userId: string, workspaceId: string): Promise<Role | null> {
-    return selectMembershipRole(this.#db, userId, workspaceId);
+    return selectMembershipRole(this.db, userId, workspaceId);
   }
 
   listMemberships(userId: string): Promise<Membership[]> {
-    return selectMemberships(this.#db, userId);
+    return selectMemberships(this.db, userId);
   }
 
   createSession(session: NewSession): Promise<Session> {
-    return this.#db.transaction((tx) => insertSession(tx, session, this.#now()));
+    return this.db.transaction((tx) => insertSession(tx, session, this.now()));
   }
 
   findActiveSession(tokenHash: string): Promise<Session | null> {
-    return selectActiveSessionByHash(this.#db, tokenHash, this.#now());
+    return selectActiveSessionByHash(this.db, tokenHash, this.now());
   }
 
   revokeSession(id: string): Promise<boolean> {
-    return revokeSession(this.#db, id, this.#now());
+    return revokeSession(this.db, id, this.now());
   }
 
   countSignInAttempt(subjects: readonly string[], windowMs: number): Promise<SignInFailures[]> {
-    return countSignInAttempt(this.#db, subjects, { now: this.#now(), windowMs });
+    return countSignInAttempt(this.db, subjects, { now: this.now(), windowMs });
   }
 
   forgiveSignInAttempt(account: string, address: string): Promise<void> {
-    return forgiveSignInAttempt(this.#db, account, address);
+    return forgiveSignInAttempt(this.db, account, address);
   }
 
   /** Resolves once the lookups under way are answered. */

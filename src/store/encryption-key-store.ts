@@ -1,6 +1,4 @@
 import { AppError } from "../errors.ts";
-import type { Clock } from "../interfaces.ts";
-import type { Database } from "./database.ts";
 import {
   allSealedValues,
   replaceSealedValue,
@@ -13,6 +11,7 @@ import {
   readSetting,
   writeSetting,
 } from "./sql/settings.ts";
+import { SqlSlice } from "./sql-slice.ts";
 
 export type { SealedValue } from "./sql/sealed-values.ts";
 
@@ -50,28 +49,20 @@ export interface EncryptionKeyStore {
 }
 
 /** The EncryptionKeyStore over any `Database`: the SQL is in `./sql/`. */
-export class SqlEncryptionKeyStore implements EncryptionKeyStore {
-  readonly #db: Database;
-  readonly #clock: Clock;
-
-  constructor(db: Database, clock: Clock) {
-    this.#db = db;
-    this.#clock = clock;
-  }
-
+export class SqlEncryptionKeyStore extends SqlSlice implements EncryptionKeyStore {
   recordedKeyCheck(): Promise<string | null> {
-    return readSetting(this.#db, ENCRYPTION_KEY_CHECK);
+    return readSetting(this.db, ENCRYPTION_KEY_CHECK);
   }
 
   recordKeyCheck(check: string): Promise<string> {
-    return this.#db.transaction(async (tx) => {
-      await insertSettingIfAbsent(tx, ENCRYPTION_KEY_CHECK, check, this.#clock.now().getTime());
+    return this.db.transaction(async (tx) => {
+      await insertSettingIfAbsent(tx, ENCRYPTION_KEY_CHECK, check, this.clock.now().getTime());
       return (await readSetting(tx, ENCRYPTION_KEY_CHECK)) ?? check;
     });
   }
 
   someSealedSecret(): Promise<SealedValue | null> {
-    return someSealedSecret(this.#db);
+    return someSealedSecret(this.db);
   }
 
   resealAll(
@@ -79,8 +70,8 @@ export class SqlEncryptionKeyStore implements EncryptionKeyStore {
     newCheck: string,
     reseal: (value: SealedValue) => string,
   ): Promise<ResealCounts> {
-    const lock = this.#db.rowLockClause;
-    return this.#db.transaction(async (tx) => {
+    const lock = this.db.rowLockClause;
+    return this.db.transaction(async (tx) => {
       // Taken first, so that two rotations at once run one after the other.
       const [row] = await tx.query<{ value: string }>(
         `SELECT value FROM settings WHERE name = $1 ${lock}`,
@@ -98,7 +89,7 @@ export class SqlEncryptionKeyStore implements EncryptionKeyStore {
         if (value.table === "destinations") counts.destinations += 1;
         else counts.responses += 1;
       }
-      await writeSetting(tx, ENCRYPTION_KEY_CHECK, newCheck, this.#clock.now().getTime());
+      await writeSetting(tx, ENCRYPTION_KEY_CHECK, newCheck, this.clock.now().getTime());
       return counts;
     });
   }
