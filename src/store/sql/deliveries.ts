@@ -447,22 +447,28 @@ interface LastDeliveryRow extends Record<string, unknown> {
   circuit_error: string | null;
 }
 
-/** The latest queued delivery to a destination of the workspace. */
+export const lastDeliverySql = `SELECT dl.status, dl.attempts, dl.last_attempt_at, dl.event_type,
+            dl.event_id, dl.next_attempt_at, dl.lease_owner, dl.last_status_code, dl.last_error,
+            d.circuit_open_until, d.circuit_opens, d.circuit_error
+     FROM (SELECT * FROM deliveries WHERE destination_id = $1
+           ORDER BY created_at DESC, seq DESC LIMIT 1) dl
+     JOIN destinations d ON d.id = dl.destination_id
+     WHERE d.workspace_id = $2`;
+
+/**
+ * The latest queued delivery to a destination of the workspace: in the order of
+ * `deliveries_by_destination` (destination_id, created_at, seq), one probe at its end, taken
+ * before the join (joined first, SQLite sorted what it found). Ordered by seq alone, the
+ * database sorted every delivery of the destination: at 100,000 of them a get took tens of
+ * ms, and at 500 requests/s its p99 grew to 43 s.
+ */
 export async function selectLastDelivery(
   db: SqlExecutor,
   workspaceId: string,
   destinationId: string,
   now: number,
 ): Promise<LastDelivery | null> {
-  const rows = await db.query<LastDeliveryRow>(
-    `SELECT dl.status, dl.attempts, dl.last_attempt_at, dl.event_type, dl.event_id,
-            dl.next_attempt_at, dl.lease_owner, dl.last_status_code, dl.last_error,
-            d.circuit_open_until, d.circuit_opens, d.circuit_error
-     FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
-     WHERE dl.destination_id = $1 AND d.workspace_id = $2
-     ORDER BY dl.seq DESC LIMIT 1`,
-    [destinationId, workspaceId],
-  );
+  const rows = await db.query<LastDeliveryRow>(lastDeliverySql, [destinationId, workspaceId]);
   const row = rows[0];
   if (row === undefined) return null;
   return {
