@@ -1,5 +1,5 @@
+/// <reference types="zod-openapi" />
 import { z } from "zod";
-import "zod-openapi";
 import { errorCatalog, type ErrorCode } from "../errors.ts";
 
 /**
