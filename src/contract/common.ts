@@ -35,6 +35,11 @@ export function queryInteger(min: number, max: number) {
     );
 }
 
+/** The members of an answer's object schema, in their order: what the CLI's `--fields` takes. */
+export function membersOf(schema: z.ZodObject): string[] {
+  return Object.keys(schema.shape);
+}
+
 /** `?limit=&cursor=` of every list. */
 export const pageQuery = {
   limit: queryInteger(1, 100)

@@ -1,4 +1,10 @@
-import type { AttemptBody, DeliveryBody } from "../../contract/delivery-log.ts";
+import { membersOf } from "../../contract/common.ts";
+import {
+  deliveryDetailSchema,
+  deliverySchema,
+  type AttemptBody,
+  type DeliveryBody,
+} from "../../contract/delivery-log.ts";
 import { pathSegment, workspacePath } from "../client/api-paths.ts";
 import { plainStyle } from "../render/colour.ts";
 import { renderTable } from "../render/table.ts";
@@ -8,21 +14,8 @@ import { renderTable } from "../render/table.ts";
  * log and recovery"); the answers are parsed with the contract's schemas (src/contract).
  */
 
-/** Every member of a delivery, as the API gives them. */
-export const DELIVERY_FIELDS = [
-  "id",
-  "event_id",
-  "destination_id",
-  "event_type",
-  "status",
-  "attempts",
-  "created_at",
-  "last_attempt_at",
-  "next_attempt_at",
-  "last_status_code",
-  "last_error",
-  "in_flight",
-] as const;
+/** Every member of a delivery, as the contract gives them. */
+export const DELIVERY_FIELDS = membersOf(deliverySchema);
 
 /** The columns of a list of deliveries for a person: what happened, to what, and when. */
 export const DELIVERY_COLUMNS = [
@@ -36,7 +29,7 @@ export const DELIVERY_COLUMNS = [
 ] as const;
 
 /** `deliveries get`: a delivery, every attempt kept, and how many were made in all. */
-export const DELIVERY_DETAIL_FIELDS = [...DELIVERY_FIELDS, "attempt_count"] as const;
+export const DELIVERY_DETAIL_FIELDS = membersOf(deliveryDetailSchema);
 
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 

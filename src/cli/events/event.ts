@@ -1,3 +1,5 @@
+import { membersOf } from "../../contract/common.ts";
+import { eventDetailSchema, eventSummarySchema } from "../../contract/delivery-log.ts";
 import { pathSegment, workspacePath } from "../client/api-paths.ts";
 
 /**
@@ -6,10 +8,10 @@ import { pathSegment, workspacePath } from "../client/api-paths.ts";
  */
 
 /** A notification's head: what `events send` prints and `events list` lists. */
-export const EVENT_FIELDS = ["id", "type", "api_version", "created"] as const;
+export const EVENT_FIELDS = membersOf(eventSummarySchema);
 
 /** `events get`: the notification as it was sent, and its deliveries. */
-export const EVENT_DETAIL_FIELDS = [...EVENT_FIELDS, "data", "deliveries"] as const;
+export const EVENT_DETAIL_FIELDS = membersOf(eventDetailSchema);
 
 export function eventsPath(workspace: string, command: string): string {
   return `${workspacePath(workspace, command)}/events`;

@@ -1,3 +1,5 @@
+import { membersOf } from "../../contract/common.ts";
+import { destinationSchema } from "../../contract/destinations.ts";
 import { pathSegment, workspacePath } from "../client/api-paths.ts";
 
 /**
@@ -5,14 +7,8 @@ import { pathSegment, workspacePath } from "../client/api-paths.ts";
  * A secret is kept only where the API issues one (create), and is never printed.
  */
 
-export const DESTINATION_FIELDS = [
-  "id",
-  "url",
-  "events",
-  "active",
-  "created_at",
-  "updated_at",
-] as const;
+/** The members of a destination, as the contract gives them. */
+export const DESTINATION_FIELDS = membersOf(destinationSchema);
 
 export {
   createdDestinationSchema,
