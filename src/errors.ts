@@ -214,6 +214,12 @@ export const errorCatalog = {
     retryAfterSeconds: 2,
   },
   // Sending again (decision 30).
+  listen_claim_expired: {
+    status: 409,
+    exit: ExitStatus.rejected,
+    message:
+      "This listen stream no longer holds the delivery (a newer stream took the session, or its claim ran out); it will be forwarded again.",
+  },
   delivery_in_flight: {
     status: 409,
     exit: ExitStatus.rejected,
@@ -287,6 +293,24 @@ export const errorCatalog = {
     status: null,
     exit: ExitStatus.unreachable,
     message: "The API could not be reached. Is the server running, and is SERVICE_API_URL right?",
+  },
+  listen_connection_lost: {
+    status: null,
+    exit: ExitStatus.unreachable,
+    message:
+      "svc listen lost its connection to the API and could not restore it. What was published meanwhile waits for the session: run it again (with the same --name) to receive it.",
+  },
+  listen_session_replaced: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      "Another svc listen took over this session; this one stopped. One session is forwarded by one svc listen at a time.",
+  },
+  listen_session_ended: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      "The listen session ended (it was ended by another command, or expired); svc listen stopped. Run it again for a new session.",
   },
   bad_response: {
     status: null,

@@ -5,6 +5,7 @@ import type { DestinationStore } from "./store/destination-store.ts";
 import type { EncryptionKeyStore } from "./store/encryption-key-store.ts";
 import type { Housekeeping } from "./store/housekeeping.ts";
 import type { IdempotencyStore } from "./store/idempotency-store.ts";
+import type { ListenSessions } from "./store/listen-sessions.ts";
 import type { StorageHealth } from "./store/storage-health.ts";
 
 /**
@@ -404,6 +405,7 @@ export interface Store {
   readonly housekeeping: Housekeeping;
   readonly health: StorageHealth;
   readonly encryptionKeys: EncryptionKeyStore;
+  readonly listen: ListenSessions;
   /** Waits for the batches under way, then closes the database. */
   close(): Promise<void>;
 }

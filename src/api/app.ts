@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { SigningKeys } from "../delivery/signing-keys.ts";
 import { AppError } from "../errors.ts";
 import { AccessLog } from "./access-log.ts";
 import { registerAuthRoutes } from "./auth/routes.ts";
@@ -8,6 +9,8 @@ import { registerDeliveryLogRoutes } from "./delivery-log/routes.ts";
 import { frameworkRefusals, registerErrorHandling } from "./error-handler.ts";
 import { registerEventRoutes } from "./events/routes.ts";
 import { registerIdempotency } from "./idempotency.ts";
+import { registerListenRoutes } from "./listen/routes.ts";
+import { ListenStreams } from "./listen/streams.ts";
 import { registerMetrics } from "./metrics.ts";
 import { registerOpenApiRoute } from "./openapi-route.ts";
 import { registerProbes } from "./probes.ts";
@@ -41,7 +44,47 @@ export function buildApi(
   registerWebhookRoutes(app, dependencies);
   registerEventRoutes(app, dependencies);
   registerDeliveryLogRoutes(app, dependencies);
+  registerListenRoutes(app, dependencies, startListenStreams(app, dependencies));
   return app;
+}
+
+/** How long a stream waits, at most, before it looks for due deliveries by itself. */
+const listenPollMs = 1000;
+/** Deliveries a stream holds pushed and unreported, at most. */
+const listenInFlight = 16;
+
+/**
+ * The listen streams of this process (decision 34): woken by this process's publishes and by
+ * the wake-ups of others', ended before the server closes (an open stream would hold it).
+ */
+function startListenStreams(app: FastifyInstance, dependencies: ApiDependencies) {
+  const { listen } = dependencies;
+  const streams = new ListenStreams();
+  const settings = {
+    store: dependencies.store.listen,
+    signingKeys: new SigningKeys(dependencies.secretBox),
+    clock: dependencies.clock,
+    logger: app.log,
+    heartbeatMs: listen.heartbeatMs,
+    leaseMs: listen.leaseMs,
+    inFlight: listenInFlight,
+    pollMs: listenPollMs,
+  };
+  const stopHearing = dependencies.store.queue.whenQueued(() => {
+    streams.wakeAll();
+  });
+  listen.wakeUps?.start(() => {
+    streams.wakeAll();
+  });
+  app.addHook("preClose", (done) => {
+    stopHearing();
+    streams.closeAll();
+    done();
+  });
+  app.addHook("onClose", async () => {
+    await listen.wakeUps?.stop();
+  });
+  return { streams, settings };
 }
 
 /**

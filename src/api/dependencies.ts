@@ -1,4 +1,6 @@
 import type { SecretBox } from "../crypto/secret-box.ts";
+import type { RetrySchedule } from "../delivery/retry-schedule.ts";
+import type { WakeUpSource } from "../delivery/wake-ups.ts";
 import type { Clock, Store } from "../interfaces.ts";
 import type { ServiceMetrics } from "../observability/metrics.ts";
 import type { DeliveryQueue } from "../store/delivery-queue.ts";
@@ -10,9 +12,9 @@ import type { UrlCheckDependencies } from "../net/destination-url.ts";
  */
 export interface ApiStore extends Pick<
   Store,
-  "destinations" | "log" | "credentials" | "idempotency" | "health"
+  "destinations" | "log" | "credentials" | "idempotency" | "health" | "listen"
 > {
-  readonly queue: Pick<DeliveryQueue, "publishEvent">;
+  readonly queue: Pick<DeliveryQueue, "publishEvent" | "whenQueued">;
 }
 
 /** What the API's routes are given by the composition root. */
@@ -27,6 +29,22 @@ export interface ApiDependencies extends UrlCheckDependencies {
   readonly eventRetentionMs: number;
   /** The process's metrics: the API counts publishes and requests, and serves `/metrics`. */
   readonly metrics: ServiceMetrics;
+  /** What `svc listen`'s sessions and streams need (decision 34). */
+  readonly listen: ListenSettings;
+}
+
+/** The settings of listen sessions and their streams. */
+export interface ListenSettings {
+  /** How long a session is kept after its stream was last connected (`listenSessionTtl`). */
+  readonly sessionTtlMs: number;
+  /** A stream's heartbeat (`listenHeartbeat`). */
+  readonly heartbeatMs: number;
+  /** How long a pushed delivery is its stream's before it is due again (`deliveryLease`). */
+  readonly leaseMs: number;
+  /** The retry schedule, which a local answer other than 2xx follows as any other. */
+  readonly schedule: RetrySchedule;
+  /** Where this process hears of other processes' publishes (PostgreSQL), if anywhere. */
+  readonly wakeUps?: WakeUpSource;
 }
 
 /** What one request may bring (decision 28); each is a setting of the same name. */

@@ -6,6 +6,11 @@ export interface CliIo {
   readonly stdout: Writable & { isTTY?: boolean };
   readonly stderr: Writable & { isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
+  /**
+   * Ends a long-running command (`svc listen`) as Ctrl-C does; without it, SIGINT and SIGTERM
+   * do. Tests running the CLI in process pass their own.
+   */
+  readonly interrupt?: AbortSignal;
 }
 
 export function processIo(): CliIo {

@@ -24,6 +24,8 @@ export interface CommandResult {
   readonly raw?: string;
   /** Remarks for a person (stderr), never part of the data. */
   readonly notes?: readonly string[];
+  /** The command printed its output as it went (`svc listen`): only the notes remain. */
+  readonly streamed?: boolean;
 }
 
 /**
@@ -114,6 +116,10 @@ export async function printResult(
   settings: PrintSettings,
   result: CommandResult,
 ): Promise<void> {
+  if (result.streamed === true) {
+    printNotes(io, result.notes ?? []);
+    return;
+  }
   const text = renderResult(
     settings.mode,
     result,

@@ -8,6 +8,7 @@ import { registerDeliveryCommands } from "./deliveries/deliveries-commands.ts";
 import { registerEventCommands } from "./events/events-commands.ts";
 import { addGlobalOptions, type GlobalOptions } from "./global-options.ts";
 import type { CliIo } from "./io.ts";
+import { registerListenCommand } from "./listen/listen.ts";
 import { registerServerCommand } from "./server/server-command.ts";
 import { registerWebhookCommands } from "./webhooks/webhooks-commands.ts";
 
@@ -80,7 +81,8 @@ Examples:
   $ svc server                                 # the API and the delivery worker
   $ svc webhooks create --url https://example.com/hooks --output whsec.txt
   $ svc events send --type job.completed --data '{"id":"job_42"}'
-  $ svc deliveries list --status failed --since 1d`,
+  $ svc deliveries list --status failed --since 1d
+  $ svc listen --forward-to http://localhost:3000/hooks   # to a server on your machine`,
   );
   registerServerCommand(program, io);
   registerAdminCommands(program, io);
@@ -88,6 +90,7 @@ Examples:
   registerWebhookCommands(program, io);
   registerEventCommands(program, io);
   registerDeliveryCommands(program, io);
+  registerListenCommand(program, io);
   registerCompletionCommand(program, io);
   recordFailures(program, [], failure);
   return program;

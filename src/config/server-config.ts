@@ -128,6 +128,10 @@ const schema = z
     eventRetention: duration,
     /** How long a session from `svc auth login` lasts before signing in again. Default 30d. */
     sessionTtl: duration.refine((ms) => ms > 0, { message: "must be more than 0" }),
+    /** How long a listen session is kept after its stream was last connected. Default 72h. */
+    listenSessionTtl: duration.refine((ms) => ms > 0, { message: "must be more than 0" }),
+    /** How often a listen stream carries a heartbeat. Default 15s. */
+    listenHeartbeat: duration.refine((ms) => ms >= 100, { message: "must be at least 100ms" }),
     /** The largest request body of every route but publishing an event. Default 16KiB. */
     requestBodyLimit: byteSize,
     /** The largest body of a publish (`POST …/events`). Default 256KiB. */
@@ -179,6 +183,8 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     attemptRetention: "30d",
     eventRetention: "30d",
     sessionTtl: "30d",
+    listenSessionTtl: "72h",
+    listenHeartbeat: "15s",
     requestBodyLimit: "16KiB",
     eventBodyLimit: "256KiB",
     eventDepthLimit: 32,
@@ -208,6 +214,8 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   attemptRetention: "SVC_ATTEMPT_RETENTION",
   eventRetention: "SVC_EVENT_RETENTION",
   sessionTtl: "SVC_SESSION_TTL",
+  listenSessionTtl: "SVC_LISTEN_SESSION_TTL",
+  listenHeartbeat: "SVC_LISTEN_HEARTBEAT",
   requestBodyLimit: "SVC_REQUEST_BODY_LIMIT",
   eventBodyLimit: "SVC_EVENT_BODY_LIMIT",
   eventDepthLimit: "SVC_EVENT_DEPTH_LIMIT",

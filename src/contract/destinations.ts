@@ -8,7 +8,7 @@ import { isoTime, memberParams, pageOf, pageQuery } from "./common.ts";
 /** More names than any subscription needs: a longer list is refused before its elements are read. */
 export const MAX_EVENT_NAMES = 32;
 
-const eventNames = z
+export const eventNames = z
   .array(z.unknown())
   .max(MAX_EVENT_NAMES, { error: `events may list at most ${MAX_EVENT_NAMES} names` })
   .pipe(z.array(z.string()))

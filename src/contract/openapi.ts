@@ -108,7 +108,11 @@ function operationObject(id: string, operation: Operation): ZodOpenApiOperationO
     responses: {
       [String(operation.success.status)]: {
         description: operation.success.description,
-        content: { "application/json": { schema: operation.success.schema } },
+        content: {
+          [operation.success.mediaType ?? "application/json"]: {
+            schema: operation.success.schema,
+          },
+        },
       },
       ...errorResponses(operation),
     },

@@ -27,6 +27,14 @@ import {
   updateDestinationBody,
 } from "./destinations.ts";
 import { eventSummarySchema, listEventsQuery, publishBody } from "./events.ts";
+import {
+  listenResultBody,
+  listenSessionPageSchema,
+  listenSessionParams,
+  openedListenSessionSchema,
+  openListenSessionBody,
+  streamedNotificationSchema,
+} from "./listen.ts";
 
 /**
  * Every `/v1` operation, once (decision 31): its path, who may call it, what it reads and what
@@ -37,7 +45,7 @@ export interface Operation {
   readonly method: "get" | "post" | "patch" | "delete";
   /** OpenAPI's template: `/v1/workspaces/{workspace}/webhooks/{id}`. */
   readonly path: string;
-  readonly tag: "Destinations" | "Events" | "Deliveries" | "Sign-in";
+  readonly tag: "Destinations" | "Events" | "Deliveries" | "Listen" | "Sign-in";
   readonly summary: string;
   readonly description?: string;
   /** A scope in the path's workspace; `credential`: any valid one; `none`: public. */
@@ -49,6 +57,8 @@ export interface Operation {
     readonly status: number;
     readonly description: string;
     readonly schema: z.ZodType;
+    /** Its media type; `application/json` unless said. */
+    readonly mediaType?: "text/event-stream";
   };
   /** What it may refuse beyond what every operation may (`commonErrors`). */
   readonly errors: readonly ErrorCode[];
@@ -241,6 +251,80 @@ export const operations = {
     params: deliveryParams,
     success: { status: 202, description: "The delivery, pending.", schema: deliverySchema },
     errors: ["not_found", "delivery_expired", "delivery_in_flight", "destination_inactive"],
+  },
+  openListenSession: {
+    method: "post",
+    path: "/v1/workspaces/{workspace}/listen-sessions",
+    tag: "Listen",
+    summary: "Open a listen session",
+    description:
+      "What `svc listen` forwards from: a session receives the workspace's notifications of its event types through its stream, signed with its own secret, and keeps what it misses while no stream is connected (decision 34). With a name, the live session of that name resumes (200, `created: false`, no secret); otherwise a session is created (`created: true`, its secret in this answer only).",
+    access: "events:read",
+    params: workspaceParams,
+    body: openListenSessionBody,
+    success: {
+      status: 200,
+      description: "The session; its secret when it was created.",
+      schema: openedListenSessionSchema,
+    },
+    errors: ["invalid_events"],
+  },
+  listListenSessions: {
+    method: "get",
+    path: "/v1/workspaces/{workspace}/listen-sessions",
+    tag: "Listen",
+    summary: "List listen sessions",
+    description: "The workspace's live listen sessions, newest first (at most 100).",
+    access: "events:read",
+    params: workspaceParams,
+    success: {
+      status: 200,
+      description: "The sessions.",
+      schema: listenSessionPageSchema,
+    },
+    errors: [],
+  },
+  deleteListenSession: {
+    method: "delete",
+    path: "/v1/workspaces/{workspace}/listen-sessions/{id}",
+    tag: "Listen",
+    summary: "End a listen session",
+    description:
+      "It receives nothing more; its waiting deliveries end failed; a stream holding it ends.",
+    access: "events:read",
+    params: listenSessionParams,
+    success: { status: 200, description: "Ended.", schema: deletionSchema },
+    errors: ["not_found"],
+  },
+  streamListenSession: {
+    method: "get",
+    path: "/v1/workspaces/{workspace}/listen-sessions/{id}/stream",
+    tag: "Listen",
+    summary: "Stream a listen session's notifications",
+    description:
+      "Server-sent events: `ready` first, then one `notification` per delivery (its `data` a StreamedNotification), a comment line as heartbeat every listenHeartbeat, and `replaced` (another stream took the session), `ended` (the session ended) or `shutdown` (the server is stopping) before the server closes it. Opening a stream takes the session from any earlier one.",
+    access: "events:read",
+    params: listenSessionParams,
+    success: {
+      status: 200,
+      description: "The stream.",
+      schema: streamedNotificationSchema,
+      mediaType: "text/event-stream",
+    },
+    errors: ["not_found"],
+  },
+  reportListenResult: {
+    method: "post",
+    path: "/v1/workspaces/{workspace}/listen-sessions/{id}/results",
+    tag: "Listen",
+    summary: "Report a forwarded notification's result",
+    description:
+      "What the local receiver answered (or why it did not): recorded as an attempt of the delivery, which is delivered on a 2xx and otherwise retried on the schedule.",
+    access: "events:read",
+    params: listenSessionParams,
+    body: listenResultBody,
+    success: { status: 200, description: "The delivery as it now stands.", schema: deliverySchema },
+    errors: ["not_found", "listen_claim_expired"],
   },
   signIn: {
     method: "post",

@@ -19,7 +19,7 @@ function randomHex(bytes: number): string {
 }
 
 /** Public identifiers: a type prefix and 96 random bits, e.g. `dst_5f0c…`. */
-export function newId(prefix: "ws" | "key" | "dst" | "usr" | "ses"): string {
+export function newId(prefix: "ws" | "key" | "dst" | "usr" | "ses" | "lsn"): string {
   return `${prefix}_${randomHex(12)}`;
 }
 
@@ -39,20 +39,24 @@ export function newEventId(createdAt: Date): string {
 
 /**
  * Delivery ids name what a delivery is, one notification to one destination:
- * `dlv_<event id without evt_>_<destination id without dst_>`. Derived, so the deliveries
+ * `dlv_<event id without evt_>_<destination id without dst_>` (a listen session's `lsn_…`
+ * as `lsn…`). Derived, so the deliveries
  * table needs neither a column nor an index for them: a unique index there would be written
  * on every result (PostgreSQL's updates of a delivery are not HOT), which cost PostgreSQL
  * ~100 µs per delivery (decision 30). They begin with the event's time, as its id does.
  */
 export function deliveryId(eventId: string, destinationId: string): string {
-  return `dlv_${eventId.replace(/^evt_/, "")}_${destinationId.replace(/^dst_/, "")}`;
+  return `dlv_${eventId.replace(/^evt_/, "")}_${destinationId.replace(/^dst_|(?<=^lsn)_/, "")}`;
 }
 
 /** The event and destination a delivery id names; null for anything else. */
 export function parseDeliveryId(id: string): { eventId: string; destinationId: string } | null {
   const match = /^dlv_([A-Za-z0-9_]+)_([A-Za-z0-9]+)$/.exec(id);
   if (match?.[1] === undefined || match[2] === undefined) return null;
-  return { eventId: `evt_${match[1]}`, destinationId: `dst_${match[2]}` };
+  // A listen session's id (decision 34) keeps its prefix, without the underscore: hex has no
+  // "l", "s" or "n", so the two kinds cannot be taken for each other.
+  const destination = match[2].startsWith("lsn") ? `lsn_${match[2].slice(3)}` : `dst_${match[2]}`;
+  return { eventId: `evt_${match[1]}`, destinationId: destination };
 }
 
 /** Signing secrets: `whsec_` and 32 random bytes, base64url. */

@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import { SecretUnreadableError } from "../crypto/secret-box.ts";
 import { AppError } from "../errors.ts";
 import type { AttemptReport, ClaimedDelivery, Clock } from "../interfaces.ts";
@@ -24,7 +25,7 @@ export interface AttemptDependencies extends UrlCheckDependencies {
 const userAgent = `svc-webhooks/${VERSION}`;
 
 /** What came of an attempt: the receiver's answer, a failure to reach it, or our own refusal. */
-type Outcome =
+export type Outcome =
   SendOutcome | { kind: "refused"; message: string; errorClass: string; final: boolean };
 
 /** Ends a delivery without an attempt: there is no longer anyone to deliver to. */
@@ -50,7 +51,12 @@ export async function attemptDelivery(
   // The schedule counts the attempts since the latest retry (decision 30).
   const attemptsMade = delivery.attempts - delivery.retryBase + 1;
   const finish = (outcome: Outcome): AttemptReport =>
-    decide(outcome, { startedAt, attemptsMade, dependencies });
+    decide(outcome, {
+      startedAt,
+      attemptsMade,
+      now: dependencies.clock.now(),
+      schedule: dependencies.schedule,
+    });
 
   try {
     return finish(
@@ -91,27 +97,43 @@ async function checkSignAndSend(
     return { kind: "refused", message: error.message, errorClass: error.code, final };
   }
   const key = dependencies.signingKeys.keyFor(destination.id, secretCiphertext);
-  const timestamp = Math.floor(startedAt.getTime() / 1000);
   return dependencies.sender.send({
     url: checked.url,
     addresses: checked.addresses,
     timeoutMs: dependencies.timeoutMs,
     body: delivery.body,
-    headers: {
-      "content-type": "application/json",
-      "user-agent": userAgent,
-      "webhook-id": delivery.eventId,
-      "webhook-signature": signatureHeaderWithKey(key, timestamp, delivery.body),
-    },
+    headers: notificationHeaders(key, delivery, startedAt),
   });
 }
 
-function decide(
+/**
+ * The headers of one attempt of a notification, signed with `key` at `sentAt`: a webhook's,
+ * and a listen session's as its stream carries them (decision 34).
+ */
+export function notificationHeaders(
+  key: KeyObject,
+  notification: { readonly eventId: string; readonly body: string },
+  sentAt: Date,
+): Record<string, string> {
+  const timestamp = Math.floor(sentAt.getTime() / 1000);
+  return {
+    "content-type": "application/json",
+    "user-agent": userAgent,
+    "webhook-id": notification.eventId,
+    "webhook-signature": signatureHeaderWithKey(key, timestamp, notification.body),
+  };
+}
+
+/**
+ * What an attempt's outcome makes of its delivery: delivered on a 2xx, else retried on the
+ * schedule (honouring a 429's or 503's Retry-After) until it is spent. A listen session's
+ * attempts, made by the CLI, are decided here too (decision 34).
+ */
+export function decide(
   outcome: Outcome,
-  context: { startedAt: Date; attemptsMade: number; dependencies: AttemptDependencies },
+  context: { startedAt: Date; attemptsMade: number; now: Date; schedule: RetrySchedule },
 ): AttemptReport {
-  const { startedAt, attemptsMade, dependencies } = context;
-  const now = dependencies.clock.now();
+  const { startedAt, attemptsMade, now } = context;
   const statusCode = outcome.kind === "response" ? outcome.statusCode : null;
   const attempt = {
     startedAt,
@@ -131,7 +153,7 @@ function decide(
     outcome.kind === "response" && (statusCode === 429 || statusCode === 503)
       ? parseRetryAfter(outcome.retryAfter, now)
       : null;
-  const delay = dependencies.schedule.delayAfter(attemptsMade, retryAfter);
+  const delay = context.schedule.delayAfter(attemptsMade, retryAfter);
   if (delay === null) {
     return { attempt, result: { status: "failed" }, error: `${error}; retries exhausted` };
   }

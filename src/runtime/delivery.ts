@@ -109,6 +109,7 @@ export function startDelivery(
   const maintenance = startMaintenance(store, clock, logger, {
     attemptRetentionMs: config.attemptRetention,
     eventRetentionMs: config.eventRetention,
+    listenSessionTtlMs: config.listenSessionTtl,
   });
   return {
     async stop() {

@@ -8,14 +8,14 @@ const intervalMs = 3_600_000;
 /**
  * Housekeeping, hourly and once at start: prunes attempt records, and events whose
  * deliveries have all ended, past their retention; purges expired idempotency keys, ended
- * sessions and ended sign-in windows; gives deliveries an older release queued their
+ * sessions and ended sign-in windows; ends unused listen sessions; gives deliveries an older release queued their
  * workspace (a rolling upgrade). Errors are logged; the next round tries again.
  */
 export function startMaintenance(
   store: { readonly housekeeping: Housekeeping },
   clock: Clock,
   logger: FastifyBaseLogger,
-  options: { attemptRetentionMs: number; eventRetentionMs: number },
+  options: { attemptRetentionMs: number; eventRetentionMs: number; listenSessionTtlMs: number },
 ): { stop(): Promise<void> } {
   let running: Promise<void> = Promise.resolve();
   const round = async (): Promise<void> => {
@@ -32,6 +32,10 @@ export function startMaintenance(
       if (attempts + events + keys + auth > 0) {
         logger.info({ attempts, events, idempotency_keys: keys, auth }, "pruned expired records");
       }
+      const sessions = await store.housekeeping.expireListenSessions(
+        new Date(clock.now().getTime() - options.listenSessionTtlMs),
+      );
+      if (sessions > 0) logger.info({ listen_sessions: sessions }, "ended unused listen sessions");
       const adopted = await store.housekeeping.adoptOlderDeliveries();
       if (adopted > 0) {
         logger.info({ deliveries: adopted }, "gave deliveries of an older release their workspace");

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { buildApi } from "../api/app.ts";
+import { listenSettingsOf } from "../api/listen/settings.ts";
 import { buildProbeApi } from "../api/probes.ts";
 import { checkLocalFiles } from "../config/data-dir.ts";
 import { databaseLocation, type ServerConfig } from "../config/server-config.ts";
@@ -118,6 +119,10 @@ export async function startServer(
               addressPolicy,
               destinationPorts,
               metrics,
+              listen: listenSettingsOf(
+                config,
+                postgres ? new PostgresWakeUps(location, logger) : undefined,
+              ),
             },
             logger,
           );

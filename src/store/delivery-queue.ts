@@ -56,6 +56,13 @@ export interface DeliveryQueue {
   announceQueued(): void;
 
   /**
+   * Calls `listener` whenever this process queues deliveries that no worker took at once (a
+   * publish, a retry, a recovery): how listen streams (decision 34) hear of their own
+   * process's publishes. Returns the function that stops it.
+   */
+  whenQueued(listener: () => void): () => void;
+
+  /**
    * Claims due deliveries for `owner` until `leaseMs` from now, oldest due first within
    * `room`: they are due again by themselves if the owner never reports back. Deliveries of a
    * destination whose circuit is open are not claimed; of one half-open, one at most.
@@ -101,6 +108,7 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
   readonly #results: Batcher<FinishedAttempt, boolean>;
   /** The worker in this process that takes fresh deliveries, if any (decision 19). */
   #taker: DeliveryTaker | null = null;
+  readonly #queuedListeners = new Set<() => void>();
 
   constructor(db: Database, clock: Clock) {
     super(db, clock);
@@ -121,6 +129,15 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
   announceQueued(): void {
     this.db.announceDeliveriesQueued();
     this.#taker?.wake();
+    for (const listener of this.#queuedListeners) listener();
+  }
+
+  whenQueued(listener: () => void): () => void {
+    const own = (): void => {
+      listener();
+    };
+    this.#queuedListeners.add(own);
+    return () => this.#queuedListeners.delete(own);
   }
 
   /**

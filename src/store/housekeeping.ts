@@ -1,6 +1,7 @@
 import { deleteAttemptsBefore, deleteEndedEventsBefore } from "./sql/deliveries.ts";
 import { adoptDeliveriesWithoutWorkspace } from "./sql/delivery-log.ts";
 import { deleteExpiredIdempotencyKeys } from "./sql/idempotency.ts";
+import { endListenSession, selectExpiredListenSessions } from "./sql/listen-sessions.ts";
 import { deleteEndedSessions } from "./sql/sessions.ts";
 import { deleteEndedSignInWindows } from "./sql/sign-in-attempts.ts";
 import { SqlSlice } from "./sql-slice.ts";
@@ -30,7 +31,16 @@ export interface Housekeeping {
    * workspace, so that the delivery log shows them; returns how many.
    */
   adoptOlderDeliveries(): Promise<number>;
+
+  /**
+   * Ends the listen sessions whose stream was last connected before `before` (decision 34):
+   * their waiting deliveries end `failed`; returns how many sessions.
+   */
+  expireListenSessions(before: Date): Promise<number>;
 }
+
+/** Listen sessions ended per transaction. */
+const expiryChunk = 100;
 
 /** The Housekeeping over any `Database`: the SQL is in `./sql/`. */
 export class SqlHousekeeping extends SqlSlice implements Housekeeping {
@@ -57,5 +67,18 @@ export class SqlHousekeeping extends SqlSlice implements Housekeeping {
         (await deleteEndedSessions(tx, now)) +
         (await deleteEndedSignInWindows(tx, { now, windowMs: options.signInWindowMs })),
     );
+  }
+
+  async expireListenSessions(before: Date): Promise<number> {
+    let ended = 0;
+    for (;;) {
+      const ids = await selectExpiredListenSessions(this.db, before.getTime(), expiryChunk);
+      await this.db.transaction(async (tx) => {
+        for (const id of ids) {
+          if (await endListenSession(tx, id, "listen session expired", this.now())) ended += 1;
+        }
+      });
+      if (ids.length < expiryChunk) return ended;
+    }
   }
 }

@@ -7,6 +7,7 @@ import { SqlDestinationStore } from "./destination-store.ts";
 import { SqlEncryptionKeyStore } from "./encryption-key-store.ts";
 import { SqlHousekeeping } from "./housekeeping.ts";
 import { SqlIdempotencyStore } from "./idempotency-store.ts";
+import { SqlListenSessions } from "./listen-sessions.ts";
 import { SqlStorageHealth } from "./storage-health.ts";
 
 /**
@@ -23,6 +24,7 @@ export class SqlStore implements Store {
   readonly housekeeping: SqlHousekeeping;
   readonly health: SqlStorageHealth;
   readonly encryptionKeys: SqlEncryptionKeyStore;
+  readonly listen: SqlListenSessions;
 
   constructor(db: Database, clock: Clock) {
     this.#db = db;
@@ -36,6 +38,7 @@ export class SqlStore implements Store {
     this.housekeeping = new SqlHousekeeping(db, clock);
     this.health = new SqlStorageHealth(db);
     this.encryptionKeys = new SqlEncryptionKeyStore(db, clock);
+    this.listen = new SqlListenSessions(db, clock, this.queue);
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { buildApi } from "../../src/api/app.ts";
+import { listenSettingsOf } from "../../src/api/listen/settings.ts";
 import { loadServerConfig } from "../../src/config/server-config.ts";
 import { SecretBox } from "../../src/crypto/secret-box.ts";
 import { hashToken, newApiToken } from "../../src/crypto/tokens.ts";
@@ -54,6 +55,7 @@ async function apiOn(location: string) {
       limits: loadServerConfig({ env: {}, flags: {} }),
       eventRetentionMs: 86_400_000,
       metrics: metricsOf(store, clock),
+      listen: listenSettingsOf(loadServerConfig({ env: {}, flags: {} })),
     },
     createLogger("silent"),
   );

@@ -6,6 +6,7 @@ import type {
   LightMyRequestResponse,
 } from "fastify";
 import { buildApi } from "../../src/api/app.ts";
+import { listenSettingsOf } from "../../src/api/listen/settings.ts";
 import type { ApiLimits } from "../../src/api/dependencies.ts";
 import { loadServerConfig } from "../../src/config/server-config.ts";
 import { SecretBox } from "../../src/crypto/secret-box.ts";
@@ -99,6 +100,7 @@ export async function inProcessApi(
       limits,
       eventRetentionMs: config.eventRetention,
       metrics: metricsOf(store, clock),
+      listen: listenSettingsOf(config),
     },
     options.logger ?? createLogger("silent"),
   );

@@ -296,7 +296,10 @@ async function finishRound(
   ]);
   const results = `r AS (${db.tableOfJsonRows("$2", resultColumns)})`;
   // An attempt that was made counts, and its time and status become the latest.
-  const update = `UPDATE deliveries SET status = r.status, next_attempt_at = r.next_attempt_at,
+  // A listen session's delivery keeps its due time in listen_due_at (decision 34).
+  const update = `UPDATE deliveries SET status = r.status,
+       next_attempt_at = CASE WHEN deliveries.listen_due_at IS NULL THEN r.next_attempt_at END,
+       listen_due_at = CASE WHEN deliveries.listen_due_at IS NOT NULL THEN r.next_attempt_at END,
        lease_owner = NULL, last_error = r.last_error, updated_at = $1,
        attempts = deliveries.attempts + r.attempted,
        last_attempt_at = CASE WHEN r.attempted = 1 THEN r.started_at ELSE deliveries.last_attempt_at END,
@@ -355,7 +358,8 @@ async function finishRound(
 /**
  * When a claim with `exclusions` may next find something: the earliest due delivery it could
  * take (from the due index, not a scan), or the earliest end of an open circuit, whichever
- * comes first. A delivery due before its destination's circuit closes counts from then.
+ * comes first. A delivery due before its destination's circuit closes counts from then. A
+ * listen session's pending delivery has no \`next_attempt_at\` (decision 34): never due here.
  */
 export async function selectNextDueAt(
   db: Database,
@@ -365,7 +369,7 @@ export async function selectNextDueAt(
   const [due] = await db.query<{ at: number | string }>(
     `SELECT dl.next_attempt_at AS at
      FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
-     WHERE dl.status = 'pending'
+     WHERE dl.status = 'pending' AND dl.next_attempt_at IS NOT NULL
        AND dl.destination_id NOT IN (${db.textsOfJsonArray("$1")})
        AND d.workspace_id NOT IN (${db.textsOfJsonArray("$2")})
        AND (d.circuit_open_until IS NULL OR d.circuit_open_until <= dl.next_attempt_at)

@@ -47,7 +47,8 @@ interface DeliveryRow extends Record<string, unknown> {
 }
 
 const deliveryColumns = `dl.seq, dl.event_id, dl.destination_id, dl.event_type,
-  dl.status, dl.attempts, dl.created_at, dl.last_attempt_at, dl.next_attempt_at,
+  dl.status, dl.attempts, dl.created_at, dl.last_attempt_at,
+  COALESCE(dl.next_attempt_at, dl.listen_due_at) AS next_attempt_at,
   dl.last_status_code, dl.last_error, dl.lease_owner`;
 
 function toEventSummary(row: EventRow): EventSummary {
@@ -249,11 +250,17 @@ function toAttemptEntry(row: AttemptRow): AttemptEntry {
   };
 }
 
+/** Whether the delivery being updated is a listen session's (decision 34). */
+const ofListenSession = `EXISTS (SELECT 1 FROM destinations s
+  WHERE s.id = deliveries.destination_id AND s.kind = 'listen')`;
+
 /**
  * What a retry or recovery sets: pending, due `$1`, the schedule started over from the
  * attempts made so far (decision 30), no lease.
  */
-const requeue = `status = 'pending', next_attempt_at = $1, lease_owner = NULL,
+const requeue = `status = 'pending', lease_owner = NULL,
+  next_attempt_at = CASE WHEN ${ofListenSession} THEN NULL ELSE $1 END,
+  listen_due_at = CASE WHEN ${ofListenSession} THEN $1 END,
   retry_base = attempts, schedule_started_at = $1, updated_at = $1`;
 
 /** A retry or recovery says the receiver is back: its circuit closes (decision 30). */

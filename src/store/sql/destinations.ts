@@ -26,7 +26,7 @@ interface EventRow extends Record<string, unknown> {
 
 const columns = "seq, id, workspace_id, url, active, created_at, updated_at";
 
-async function withEvents(
+export async function withEvents(
   db: SqlExecutor,
   rows: readonly DestinationRow[],
 ): Promise<Destination[]> {
@@ -50,7 +50,7 @@ async function withEvents(
   }));
 }
 
-async function insertEvents(
+export async function insertEvents(
   db: SqlExecutor,
   destinationId: string,
   events: readonly EventSubscription[],
@@ -93,7 +93,7 @@ export async function selectDestination(
 ): Promise<Destination | null> {
   const rows = await db.query<DestinationRow>(
     `SELECT ${columns} FROM destinations
-     WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL`,
+     WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL AND kind = 'webhook'`,
     [workspaceId, id],
   );
   const [destination] = await withEvents(db, rows);
@@ -110,7 +110,7 @@ export async function selectDestinationPage(
   // One row more than asked tells whether another page follows.
   const rows = await db.query<DestinationRow>(
     `SELECT ${columns} FROM destinations
-     WHERE workspace_id = $1 AND deleted_at IS NULL AND seq < $2
+     WHERE workspace_id = $1 AND deleted_at IS NULL AND kind = 'webhook' AND seq < $2
      ORDER BY seq DESC LIMIT $3`,
     [workspaceId, before, options.limit + 1],
   );
@@ -147,7 +147,8 @@ export async function updateDestination(
   }
   const rows = await tx.query<DestinationRow>(
     `UPDATE destinations SET ${assignments.join(", ")}
-     WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${columns}`,
+     WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL AND kind = 'webhook'
+     RETURNING ${columns}`,
     values,
   );
   if (rows.length === 0) return null;
@@ -168,7 +169,7 @@ export async function deleteDestination(
 ): Promise<boolean> {
   const changed = await db.execute(
     `UPDATE destinations SET deleted_at = $3, updated_at = $3, active = $4, secret_ciphertext = NULL
-     WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL`,
+     WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL AND kind = 'webhook'`,
     [workspaceId, id, now, false],
   );
   return changed > 0;

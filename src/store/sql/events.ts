@@ -54,6 +54,7 @@ function batchValue(events: readonly NewEvent[]): string {
  * when the destination's circuit closes, if it is open), or, for the first \`$2\` of those the
  * lease may take, claimed until \`$3\` under the lease \`$4\`. The lease takes none of a
  * destination in \`$5\` (a JSON array of ids) nor of one whose circuit is open or half-open.
+ * A listen session's delivery (decision 34) is due at \`listen_due_at\` instead, never leased.
  * Parameters: $1 true, $2–$5 the lease (0, 0, null, [] for none), the batch $6.
  */
 function insertDeliveries(db: Database): string {
@@ -62,8 +63,9 @@ function insertDeliveries(db: Database): string {
               b.position, d.seq AS destination_seq,
               CASE WHEN d.circuit_open_until > b.created_at THEN d.circuit_open_until
                    ELSE b.created_at END AS due_at,
-              CASE WHEN d.circuit_opens = 0
-                    AND d.id NOT IN (${db.textsOfJsonArray("$5")}) THEN 1 ELSE 0 END AS takeable
+              CASE WHEN d.circuit_opens = 0 AND d.kind = 'webhook'
+                    AND d.id NOT IN (${db.textsOfJsonArray("$5")}) THEN 1 ELSE 0 END AS takeable,
+              CASE WHEN d.kind = 'listen' THEN 1 ELSE 0 END AS listen
        FROM batch b
        JOIN destinations d ON d.workspace_id = b.workspace_id
        WHERE d.active = $1 AND d.deleted_at IS NULL
@@ -74,11 +76,14 @@ function insertDeliveries(db: Database): string {
               ROW_NUMBER() OVER (PARTITION BY takeable ORDER BY position, destination_seq) AS n
        FROM matched)
      INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
-                             attempts, next_attempt_at, lease_owner, created_at, updated_at)
+                             attempts, next_attempt_at, lease_owner, created_at, updated_at,
+                             listen_due_at)
      SELECT event_id, destination_id, workspace_id, type, 'pending', 0,
-            CASE WHEN takeable = 1 AND n <= $2 THEN CAST($3 AS BIGINT) ELSE due_at END,
+            CASE WHEN takeable = 1 AND n <= $2 THEN CAST($3 AS BIGINT)
+                 WHEN listen = 1 THEN NULL ELSE due_at END,
             CASE WHEN takeable = 1 AND n <= $2 THEN CAST($4 AS TEXT) END,
-            created_at, created_at
+            created_at, created_at,
+            CASE WHEN listen = 1 THEN created_at END
      FROM numbered
      ORDER BY position, destination_seq
      RETURNING seq, event_id, destination_id, event_type, attempts, retry_base, lease_owner`;

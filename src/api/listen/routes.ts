@@ -1,0 +1,182 @@
+import type { FastifyInstance } from "fastify";
+import { workspaceParams } from "../../contract/common.ts";
+import {
+  listenResultBody,
+  listenSessionParams,
+  openListenSessionBody,
+  type listenSessionSchema,
+} from "../../contract/listen.ts";
+import { accessConfig, operations, routePath, successBody } from "../../contract/operations.ts";
+import type { z } from "zod";
+import { destinationSecretContext } from "../../crypto/sealing-contexts.ts";
+import { newId, newSigningSecret, parseDeliveryId } from "../../crypto/tokens.ts";
+import { decide, type Outcome } from "../../delivery/attempt.ts";
+import type { ErrorClass } from "../../delivery/http-sender.ts";
+import { AppError } from "../../errors.ts";
+import type { ListenSessionRecord } from "../../store/listen-sessions.ts";
+import { deliveryBody } from "../delivery-log/serialize.ts";
+import type { ApiDependencies } from "../dependencies.ts";
+import { isWellFormedId, parseInput } from "../parse-input.ts";
+import { ListenStream, type ListenStreams, type ListenStreamSettings } from "./streams.ts";
+
+const {
+  openListenSession: open,
+  listListenSessions: list,
+  deleteListenSession: remove,
+  streamListenSession: stream,
+  reportListenResult: report,
+} = operations;
+
+/** The most sessions a list answers with. */
+const listLimit = 100;
+
+function notFound(id: string): AppError {
+  return new AppError("not_found", `No listen session ${id} in this workspace.`, { param: "id" });
+}
+
+/** The error classes the CLI's words map to, as the worker's sender would class them. */
+function errorClassOf(error: string): ErrorClass {
+  if (/timed out|timeout/i.test(error)) return "timeout";
+  if (/tls|certificate|ssl/i.test(error)) return "tls";
+  return "connection";
+}
+
+/**
+ * Listen sessions (CONTRACT.md "Local forwarding", decision 34): opened, listed and ended
+ * like destinations, streamed as server-sent events, and their results reported back as
+ * attempts. Every route needs `events:read`: a session sees what the event log shows.
+ */
+export function registerListenRoutes(
+  app: FastifyInstance,
+  dependencies: ApiDependencies,
+  listening: { streams: ListenStreams; settings: ListenStreamSettings },
+): void {
+  const { store, secretBox, clock } = dependencies;
+  const listen = { ...dependencies.listen, ...listening };
+
+  const sessionBody = (session: ListenSessionRecord): z.output<typeof listenSessionSchema> => {
+    const seen = session.lastSeenAt ?? session.createdAt;
+    return {
+      id: session.id,
+      name: session.name,
+      events: [...session.events],
+      created_at: session.createdAt.toISOString(),
+      last_seen_at: session.lastSeenAt?.toISOString() ?? null,
+      expires_at: new Date(seen.getTime() + listen.sessionTtlMs).toISOString(),
+      connected: session.connected,
+      pending: session.pending,
+    };
+  };
+
+  /** The workspace and session id of a member route; a malformed id names nothing. */
+  const sessionOf = (params: unknown) => {
+    const { workspace, id } = parseInput(listenSessionParams, params);
+    if (!isWellFormedId(id) || !id.startsWith("lsn_")) throw notFound(id);
+    return { workspace, id };
+  };
+
+  app.post(routePath(open), accessConfig(open), async (request) => {
+    const { workspace } = parseInput(workspaceParams, request.params);
+    const input = parseInput(openListenSessionBody, request.body);
+    const id = newId("lsn");
+    const secret = newSigningSecret();
+    const opened = await store.listen.open({
+      id,
+      workspaceId: workspace,
+      name: input.name ?? null,
+      events: input.events,
+      secretCiphertext: secretBox.encrypt(secret, destinationSecretContext(id)),
+    });
+    // The secret only in the answer that created the session, as for a destination.
+    return successBody(open, {
+      ...sessionBody(opened.session),
+      created: opened.created,
+      ...(opened.created ? { secret } : {}),
+    });
+  });
+
+  app.get(routePath(list), accessConfig(list), async (request) => {
+    const { workspace } = parseInput(workspaceParams, request.params);
+    const sessions = await store.listen.list(workspace, listLimit);
+    return successBody(list, { data: sessions.map(sessionBody), next_cursor: null });
+  });
+
+  app.delete(routePath(remove), accessConfig(remove), async (request) => {
+    const { workspace, id } = sessionOf(request.params);
+    if (!(await store.listen.end(workspace, id, "listen session ended"))) throw notFound(id);
+    listen.streams.endSession(id);
+    return successBody(remove, { id, deleted: true });
+  });
+
+  app.get(routePath(stream), accessConfig(stream), async (request, reply) => {
+    const { workspace, id } = sessionOf(request.params);
+    if ((await store.listen.get(workspace, id)) === null) throw notFound(id);
+    const opened = new ListenStream(
+      { id, workspaceId: workspace },
+      reply.raw,
+      listen.settings,
+      () => {
+        listen.streams.remove(opened);
+      },
+    );
+    if (!(await store.listen.takeOver(id, opened.token))) throw notFound(id);
+    // From here the stream is written by hand: Fastify hands over the response.
+    reply.hijack();
+    reply.raw.writeHead(stream.success.status, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      "x-accel-buffering": "no",
+    });
+    reply.raw.flushHeaders();
+    listen.streams.add(opened);
+    request.raw.socket.setNoDelay(true);
+    reply.raw.on("close", () => {
+      opened.end(null);
+    });
+    opened.start();
+  });
+
+  app.post(routePath(report), accessConfig(report), async (request) => {
+    const { workspace, id } = sessionOf(request.params);
+    const input = parseInput(listenResultBody, request.body);
+    const named = parseDeliveryId(input.delivery_id);
+    if (named === null || named.destinationId !== id) {
+      throw new AppError("not_found", `No delivery ${input.delivery_id} of this session.`, {
+        param: "delivery_id",
+      });
+    }
+    if ((await store.listen.get(workspace, id)) === null) throw notFound(id);
+    const now = clock.now();
+    const outcome: Outcome =
+      input.status_code === null
+        ? {
+            kind: "error",
+            errorClass: errorClassOf(input.error ?? ""),
+            message: input.error ?? "no answer",
+          }
+        : {
+            kind: "response",
+            statusCode: input.status_code,
+            ...(input.response_body === null ? {} : { body: input.response_body }),
+          };
+    const recorded = await store.listen.report(id, named.eventId, input.claim, (position) =>
+      decide(outcome, {
+        startedAt: new Date(now.getTime() - Math.round(input.duration_ms)),
+        attemptsMade: position.attempts - position.retryBase + 1,
+        now,
+        schedule: listen.schedule,
+      }),
+    );
+    if (recorded.kind === "not_found") {
+      throw new AppError("not_found", `No delivery ${input.delivery_id} of this session.`, {
+        param: "delivery_id",
+      });
+    }
+    if (recorded.kind === "claim_expired") throw new AppError("listen_claim_expired");
+    // A retry comes due in the stream's own time; a delivered one frees room for the next.
+    listen.streams.wakeSession(id);
+    const delivery = await store.log.getDelivery(workspace, input.delivery_id);
+    if (delivery === null) throw notFound(id);
+    return successBody(report, deliveryBody(delivery));
+  });
+}

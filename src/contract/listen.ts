@@ -1,0 +1,116 @@
+import { z } from "zod";
+import { isoTime, memberParams, pageOf } from "./common.ts";
+import { eventNames } from "./destinations.ts";
+
+/**
+ * Listen sessions (CONTRACT.md "Local forwarding", decision 34): what `svc listen` asks of
+ * the API, and what the stream carries.
+ */
+
+/** Letters, digits, `.`, `_` and `-`, 1 to 64: a name a user types on the command line. */
+export const LISTEN_SESSION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export const openListenSessionBody = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(LISTEN_SESSION_NAME, {
+        error:
+          "name must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+      })
+      .optional()
+      .meta({
+        description:
+          "Resumes the live session of this name, if the workspace has one (keeping its secret and what it missed); otherwise creates it. Without a name, a new session every time.",
+        examples: ["laptop"],
+      }),
+    events: eventNames.default(["*"]),
+  })
+  .meta({ id: "OpenListenSession" });
+
+export const listenSessionSchema = z
+  .object({
+    id: z.string().meta({ examples: ["lsn_5f0c2a9e81b34d7c6a1e0f93"] }),
+    name: z.string().nullable(),
+    events: z.array(z.string()),
+    created_at: isoTime,
+    last_seen_at: isoTime.nullable().meta({ description: "When its stream was last connected." }),
+    expires_at: isoTime.meta({
+      description:
+        "When it ends unless a stream connects before (listenSessionTtl after the last).",
+    }),
+    connected: z.boolean().meta({ description: "Whether a stream holds it now." }),
+    pending: z.number().int().meta({ description: "Deliveries waiting for it or in flight." }),
+  })
+  .meta({ id: "ListenSession", description: "A listen session; never its signing secret." });
+
+export const openedListenSessionSchema = listenSessionSchema
+  .extend({
+    created: z.boolean().meta({ description: "False when an existing named session resumed." }),
+    secret: z.string().min(1).optional().meta({
+      description: "The signing secret (whsec_…), in the answer that created the session only.",
+    }),
+  })
+  .meta({ id: "OpenedListenSession" });
+
+export const listenSessionPageSchema = pageOf(listenSessionSchema).meta({
+  id: "ListenSessionPage",
+});
+
+export const listenSessionParams = memberParams(
+  "The listen session's id.",
+  "lsn_5f0c2a9e81b34d7c6a1e0f93",
+);
+
+/** What the CLI met when it forwarded one notification. */
+export const listenResultBody = z
+  .strictObject({
+    delivery_id: z.string().min(1).max(200),
+    claim: z
+      .string()
+      .min(1)
+      .max(200)
+      .meta({ description: "The `claim` of the notification as the stream carried it." }),
+    status_code: z
+      .number()
+      .int()
+      .min(100)
+      .max(599)
+      .nullable()
+      .meta({ description: "The local answer's status; null when none came." }),
+    duration_ms: z.number().min(0).max(3_600_000),
+    error: z
+      .string()
+      .max(500)
+      .nullable()
+      .meta({ description: "Why no answer came (refused, timed out…); null when one did." }),
+    response_body: z
+      .string()
+      .max(2048)
+      .nullable()
+      .meta({ description: "The first 2 KiB of the local answer, as text." }),
+  })
+  .meta({ id: "ListenResult" });
+
+/** One notification on the stream: the event `notification` of the server-sent events. */
+export const streamedNotificationSchema = z
+  .object({
+    delivery_id: z.string(),
+    event_id: z.string(),
+    event_type: z.string(),
+    attempt: z.number().int().meta({ description: "1 for the first attempt, 2 for a retry…" }),
+    claim: z.string().meta({ description: "Pass it back with the result." }),
+    headers: z.record(z.string(), z.string()).meta({
+      description:
+        "The notification's headers, signed with the session's secret when sent: Content-Type, User-Agent, Webhook-Id, Webhook-Signature.",
+    }),
+    body: z.string().meta({ description: "The notification's body, the bytes to POST." }),
+  })
+  .meta({ id: "StreamedNotification" });
+export type StreamedNotification = z.output<typeof streamedNotificationSchema>;
+
+/** The first event of a stream: `ready`. */
+export const streamReadySchema = z.object({
+  session_id: z.string(),
+  heartbeat_ms: z.number().int(),
+});

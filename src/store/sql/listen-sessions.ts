@@ -1,0 +1,316 @@
+import type { ClaimedDelivery, EventSubscription } from "../../interfaces.ts";
+import type { Database, SqlExecutor } from "../database.ts";
+import { newLease, selectClaimed } from "./deliveries.ts";
+import { insertEvents } from "./destinations.ts";
+import { toDate, toNullableDate } from "./rows.ts";
+
+/** A listen session as stored (decision 34); `expiresAt` is worked out by the slice. */
+export interface ListenSessionRecord {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly name: string | null;
+  readonly events: readonly EventSubscription[];
+  readonly createdAt: Date;
+  readonly lastSeenAt: Date | null;
+  readonly connected: boolean;
+  /** Deliveries waiting for it or in flight. */
+  readonly pending: number;
+}
+
+export interface NewListenSession {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly name: string | null;
+  readonly events: readonly EventSubscription[];
+  readonly secretCiphertext: string;
+}
+
+interface SessionRow extends Record<string, unknown> {
+  seq: number | string;
+  id: string;
+  workspace_id: string;
+  name: string | null;
+  created_at: number | string;
+  last_seen_at: number | string | null;
+  listen_stream: string | null;
+  pending: number | string;
+}
+
+/** A live session of the workspace, by `where` (parameters from $1, the workspace). */
+function sessionQuery(where: string, tail = ""): string {
+  return `SELECT d.seq, d.id, d.workspace_id, d.name, d.created_at, d.last_seen_at,
+            d.listen_stream,
+            (SELECT COUNT(*) FROM deliveries dl
+             WHERE dl.destination_id = d.id AND dl.status = 'pending'
+               AND dl.listen_due_at IS NOT NULL) AS pending
+     FROM destinations d
+     WHERE d.workspace_id = $1 AND d.kind = 'listen' AND d.deleted_at IS NULL AND ${where}
+     ${tail}`;
+}
+
+async function toSessions(
+  db: SqlExecutor,
+  rows: readonly SessionRow[],
+): Promise<ListenSessionRecord[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map((row) => row.id);
+  const eventRows = await db.query<{ destination_id: string; event: EventSubscription }>(
+    `SELECT destination_id, event FROM destination_events
+     WHERE destination_id IN (${ids.map((_, index) => `$${index + 1}`).join(", ")})
+     ORDER BY destination_id, position`,
+    ids,
+  );
+  const eventsById = Map.groupBy(eventRows, (row) => row.destination_id);
+  return rows.map((row) => ({
+    id: row.id,
+    workspaceId: row.workspace_id,
+    name: row.name,
+    events: (eventsById.get(row.id) ?? []).map((eventRow) => eventRow.event),
+    createdAt: toDate(row.created_at),
+    lastSeenAt: toNullableDate(row.last_seen_at),
+    connected: row.listen_stream !== null,
+    pending: Number(row.pending),
+  }));
+}
+
+export async function selectListenSession(
+  db: SqlExecutor,
+  workspaceId: string,
+  id: string,
+): Promise<ListenSessionRecord | null> {
+  const rows = await db.query<SessionRow>(sessionQuery("d.id = $2"), [workspaceId, id]);
+  const [session] = await toSessions(db, rows);
+  return session ?? null;
+}
+
+/** The workspace's live sessions, newest first, at most `limit`. */
+export async function selectListenSessions(
+  db: SqlExecutor,
+  workspaceId: string,
+  limit: number,
+): Promise<ListenSessionRecord[]> {
+  const rows = await db.query<SessionRow>(sessionQuery("1 = 1", "ORDER BY d.seq DESC LIMIT $2"), [
+    workspaceId,
+    limit,
+  ]);
+  return toSessions(db, rows);
+}
+
+/**
+ * Call inside a transaction. Resumes the workspace's live session named `session.name`, with
+ * `session.events` from now on, or creates `session`: `created` says which.
+ */
+export async function openListenSession(
+  db: Database,
+  tx: SqlExecutor,
+  session: NewListenSession,
+  now: number,
+): Promise<{ session: ListenSessionRecord; created: boolean }> {
+  if (session.name !== null) {
+    // Two opens of one name at once: PostgreSQL's lock makes the second wait for the first;
+    // SQLite's write transactions already run one at a time.
+    const [existing] = await tx.query<{ id: string }>(
+      `SELECT id FROM destinations
+       WHERE workspace_id = $1 AND kind = 'listen' AND deleted_at IS NULL AND name = $2
+       ${db.rowLockClause}`,
+      [session.workspaceId, session.name],
+    );
+    if (existing !== undefined) {
+      await tx.execute("DELETE FROM destination_events WHERE destination_id = $1", [existing.id]);
+      await insertEvents(tx, existing.id, session.events);
+      await tx.execute("UPDATE destinations SET updated_at = $2 WHERE id = $1", [existing.id, now]);
+      const resumed = await selectListenSession(tx, session.workspaceId, existing.id);
+      return { session: resumed as ListenSessionRecord, created: false };
+    }
+  }
+  await tx.execute(
+    `INSERT INTO destinations (id, workspace_id, url, active, secret_ciphertext, created_at,
+                               updated_at, kind, name, last_seen_at)
+     VALUES ($1, $2, '', $3, $4, $5, $5, 'listen', $6, $5)`,
+    [session.id, session.workspaceId, true, session.secretCiphertext, now, session.name],
+  );
+  await insertEvents(tx, session.id, session.events);
+  const created = await selectListenSession(tx, session.workspaceId, session.id);
+  return { session: created as ListenSessionRecord, created: true };
+}
+
+/**
+ * Call inside a transaction. Ends the session: it receives nothing more, forgets its secret,
+ * and its pending deliveries end `failed` with `reason`. False if it was not live.
+ */
+export async function endListenSession(
+  tx: SqlExecutor,
+  id: string,
+  reason: string,
+  now: number,
+): Promise<boolean> {
+  const changed = await tx.execute(
+    `UPDATE destinations SET deleted_at = $2, updated_at = $2, active = $3,
+       secret_ciphertext = NULL, listen_stream = NULL
+     WHERE id = $1 AND kind = 'listen' AND deleted_at IS NULL`,
+    [id, now, false],
+  );
+  if (changed === 0) return false;
+  await tx.execute(
+    `UPDATE deliveries SET status = 'failed', listen_due_at = NULL, lease_owner = NULL,
+       last_error = $2, updated_at = $3
+     WHERE destination_id = $1 AND status = 'pending' AND listen_due_at IS NOT NULL`,
+    [id, reason, now],
+  );
+  return true;
+}
+
+/** Sessions whose stream was last connected before `before`, at most `limit`. */
+export async function selectExpiredListenSessions(
+  db: SqlExecutor,
+  before: number,
+  limit: number,
+): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(
+    `SELECT id FROM destinations
+     WHERE kind = 'listen' AND deleted_at IS NULL AND last_seen_at < $1 AND listen_stream IS NULL
+     ORDER BY last_seen_at LIMIT $2`,
+    [before, limit],
+  );
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Call inside a transaction. The stream `token` holds the session from now on: every delivery
+ * an earlier stream holds unreported is due again at once. False if the session is not live.
+ */
+export async function takeOverListenSession(
+  tx: SqlExecutor,
+  id: string,
+  token: string,
+  now: number,
+): Promise<boolean> {
+  const changed = await tx.execute(
+    `UPDATE destinations SET listen_stream = $2, last_seen_at = $3
+     WHERE id = $1 AND kind = 'listen' AND deleted_at IS NULL`,
+    [id, token, now],
+  );
+  if (changed === 0) return false;
+  await tx.execute(
+    `UPDATE deliveries SET lease_owner = NULL, listen_due_at = $2
+     WHERE destination_id = $1 AND status = 'pending' AND listen_due_at IS NOT NULL
+       AND lease_owner IS NOT NULL`,
+    [id, now],
+  );
+  return true;
+}
+
+/** The stream `token` lets its session go (its claims stand until reported or expired). */
+export async function releaseListenSession(
+  db: SqlExecutor,
+  id: string,
+  token: string,
+  now: number,
+): Promise<void> {
+  await db.execute(
+    `UPDATE destinations SET listen_stream = NULL, last_seen_at = $3
+     WHERE id = $1 AND listen_stream = $2`,
+    [id, token, now],
+  );
+}
+
+/** Records that the stream `token` is still connected, for the session's expiry. */
+export async function touchListenSession(
+  db: SqlExecutor,
+  id: string,
+  token: string,
+  now: number,
+): Promise<void> {
+  await db.execute(
+    "UPDATE destinations SET last_seen_at = $3 WHERE id = $1 AND listen_stream = $2",
+    [id, token, now],
+  );
+}
+
+/** What a stream's claim found: deliveries to push, or that the stream no longer holds it. */
+export type ListenClaim =
+  | { readonly kind: "claimed"; readonly deliveries: ClaimedDelivery[] }
+  | { readonly kind: "replaced" }
+  | { readonly kind: "ended" };
+
+/**
+ * Claims the session's due deliveries for the stream `token`, oldest due first, so that at
+ * most `inFlight` are claimed and unreported at once, until `leaseMs` from now: the outbox's
+ * claim (decision 34), over the session's own index. A lease that ran out (its process died)
+ * makes its delivery due again here.
+ */
+export async function claimForListenStream(
+  db: Database,
+  id: string,
+  token: string,
+  options: { now: number; leaseMs: number; inFlight: number },
+): Promise<ListenClaim> {
+  const { now, leaseMs, inFlight } = options;
+  return db.transaction(
+    async (tx) => {
+      const [session] = await tx.query<{
+        listen_stream: string | null;
+        deleted_at: number | string | null;
+      }>(`SELECT listen_stream, deleted_at FROM destinations WHERE id = $1 ${db.rowLockClause}`, [
+        id,
+      ]);
+      if (session === undefined || session.deleted_at !== null) return { kind: "ended" };
+      if (session.listen_stream !== token) return { kind: "replaced" };
+      const [held] = await tx.query<{ held: number | string }>(
+        `SELECT COUNT(*) AS held FROM deliveries
+         WHERE destination_id = $1 AND status = 'pending' AND listen_due_at > $2
+           AND lease_owner IS NOT NULL`,
+        [id, now],
+      );
+      const room = inFlight - Number(held?.held ?? 0);
+      if (room <= 0) return { kind: "claimed", deliveries: [] };
+      const due = await tx.query<{ seq: number | string }>(
+        `SELECT seq FROM deliveries
+         WHERE destination_id = $1 AND status = 'pending' AND listen_due_at <= $2
+         ORDER BY listen_due_at, seq LIMIT $3`,
+        [id, now, room],
+      );
+      if (due.length === 0) return { kind: "claimed", deliveries: [] };
+      const seqs = due.map((row) => Number(row.seq));
+      const lease = newLease(token);
+      await tx.execute(
+        `UPDATE deliveries SET listen_due_at = $1, lease_owner = $2
+         WHERE seq IN (${db.integersOfJsonArray("$3")})`,
+        [now + leaseMs, lease, JSON.stringify(seqs)],
+      );
+      return { kind: "claimed", deliveries: await selectClaimed(db, tx, seqs, lease) };
+    },
+    { durable: false },
+  );
+}
+
+/** When the session's earliest pending delivery not in flight is due; null if none. */
+export async function selectListenNextDue(db: SqlExecutor, id: string): Promise<Date | null> {
+  const [row] = await db.query<{ at: number | string }>(
+    `SELECT listen_due_at AS at FROM deliveries
+     WHERE destination_id = $1 AND status = 'pending' AND listen_due_at IS NOT NULL
+     ORDER BY listen_due_at LIMIT 1`,
+    [id],
+  );
+  return row === undefined ? null : new Date(Number(row.at));
+}
+
+/** The session's delivery `eventId` for a result: its seq, and where its schedule stands. */
+export async function selectListenDelivery(
+  db: SqlExecutor,
+  sessionId: string,
+  eventId: string,
+): Promise<{ seq: number; attempts: number; retryBase: number } | null> {
+  const [row] = await db.query<{
+    seq: number | string;
+    attempts: number | string;
+    retry_base: number | string;
+  }>(
+    `SELECT seq, attempts, retry_base FROM deliveries
+     WHERE event_id = $1 AND destination_id = $2`,
+    [eventId, sessionId],
+  );
+  return row === undefined
+    ? null
+    : { seq: Number(row.seq), attempts: Number(row.attempts), retryBase: Number(row.retry_base) };
+}
