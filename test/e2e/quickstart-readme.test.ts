@@ -3,7 +3,7 @@ import { delimiter, dirname } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { testBackend } from "../support/database.ts";
-import { runProcess } from "../support/process.ts";
+import { registryAccessEnv, runProcess } from "../support/process.ts";
 
 const script = fileURLToPath(new URL("../../../scripts/quickstart-check.sh", import.meta.url));
 
@@ -16,6 +16,7 @@ describe("the README's quickstart, run as written on a fresh clone", () => {
         env: {
           PATH: [dirname(process.execPath), process.env.PATH].join(delimiter),
           HOME: process.env.HOME,
+          ...registryAccessEnv(),
         },
       });
       assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);

@@ -3,7 +3,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { delimiter, dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { runProcess, type ProcessRun } from "../support/process.ts";
+import { registryAccessEnv, runProcess, type ProcessRun } from "../support/process.ts";
 import { startTestServer } from "../support/server.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -16,11 +16,13 @@ const manifest = JSON.parse(await readFile(join(packageRoot, "package.json"), "u
 
 /**
  * npm, and the installed `svc` (its `#!` line asks `env` for `node`), run with this Node first
- * on PATH and nothing else of this environment: no npm_config_* of an `npm test` around it.
+ * on PATH and nothing else of this environment (but what reaches the registry): no npm_config_*
+ * of an `npm test` around it.
  */
 const env: NodeJS.ProcessEnv = {
   PATH: [dirname(process.execPath), process.env.PATH].join(delimiter),
   HOME: process.env.HOME,
+  ...registryAccessEnv(),
 };
 
 function npm(args: readonly string[], cwd: string): Promise<ProcessRun> {

@@ -29,3 +29,24 @@ export function runProcess(
     child.stdin.end(options.input ?? "", () => undefined);
   });
 }
+
+/**
+ * What npm needs of this environment to reach the registry as the user's own npm does: the
+ * machine's extra certificate authorities and proxies, when it has them (a registry behind a
+ * TLS-inspecting proxy is refused without them). Tests that run npm in a clean environment
+ * pass these, and nothing else of it.
+ */
+export function registryAccessEnv(): NodeJS.ProcessEnv {
+  const names = [
+    "NODE_EXTRA_CA_CERTS",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "NO_PROXY",
+    "no_proxy",
+  ];
+  return Object.fromEntries(
+    names.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]]])),
+  );
+}

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { STATUS_CODES } from "node:http";
+import { STATUS_CODES, createServer as createPlainServer } from "node:http";
 import { createServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import type { TestCa } from "./tls.ts";
@@ -36,7 +36,7 @@ export type Responder = (
 ) => ResponsePlan | Promise<ResponsePlan>;
 
 export interface Receiver {
-  /** `https://127.0.0.1:PORT` or `https://[::1]:PORT`, without a trailing slash. */
+  /** `https://127.0.0.1:PORT` or `https://[::1]:PORT` (http:// without a CA), no trailing slash. */
   readonly url: string;
   readonly port: number;
   /** Every request received so far, in order of arrival. */
@@ -52,7 +52,8 @@ export interface Receiver {
 }
 
 export interface ReceiverOptions {
-  ca: TestCa;
+  /** The test CA whose leaf certificate it serves; null: plain HTTP (`svc listen`'s local server). */
+  ca: TestCa | null;
   /** The loopback address to listen on: `127.0.0.1` (default), another 127/8 address or `::1`. */
   host?: string;
   respond?: Responder;
@@ -95,7 +96,10 @@ function describeRequests(requests: readonly ReceivedRequest[]): string {
   return `: ${requests.map((request) => `${request.method} ${request.path}`).join(", ")}`;
 }
 
-/** An HTTPS server on loopback, with the test CA's leaf certificate, that records and answers as scripted. */
+/**
+ * An HTTPS server on loopback, with the test CA's leaf certificate (plain HTTP without a CA),
+ * that records and answers as scripted.
+ */
 export async function startReceiver(options: ReceiverOptions): Promise<Receiver> {
   const host = options.host ?? "127.0.0.1";
   let responder = options.respond ?? ok;
@@ -159,30 +163,32 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     request.socket.once("close", onClose);
   };
 
-  const server = createServer(
-    { key: options.ca.keyPem, cert: options.ca.certPem, keepAlive: true },
-    (request, response) => {
-      const chunks: Buffer[] = [];
-      request.on("data", (chunk: Buffer) => chunks.push(chunk));
-      request.on("error", () => {
-        // The client went away mid-body: nothing to record or answer.
-      });
-      request.on("end", () => {
-        const rawBody = Buffer.concat(chunks);
-        const received: ReceivedRequest = {
-          method: request.method ?? "",
-          path: request.url ?? "",
-          headers: { ...request.headers },
-          rawBody,
-          bodyText: rawBody.toString("utf8"),
-          receivedAt: Date.now(),
-        };
-        const index = requests.push(received) - 1;
-        settleWaiters();
-        void handle(request, response, received, index);
-      });
-    },
-  );
+  const { ca } = options;
+  const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("error", () => {
+      // The client went away mid-body: nothing to record or answer.
+    });
+    request.on("end", () => {
+      const rawBody = Buffer.concat(chunks);
+      const received: ReceivedRequest = {
+        method: request.method ?? "",
+        path: request.url ?? "",
+        headers: { ...request.headers },
+        rawBody,
+        bodyText: rawBody.toString("utf8"),
+        receivedAt: Date.now(),
+      };
+      const index = requests.push(received) - 1;
+      settleWaiters();
+      void handle(request, response, received, index);
+    });
+  };
+  const server =
+    ca === null
+      ? createPlainServer({ keepAlive: true }, onRequest)
+      : createServer({ key: ca.keyPem, cert: ca.certPem, keepAlive: true }, onRequest);
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
@@ -200,7 +206,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     });
   });
   const port = (server.address() as AddressInfo).port;
-  const url = `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const url = `${ca === null ? "http" : "https"}://${host.includes(":") ? `[${host}]` : host}:${port}`;
 
   let closing: Promise<void> | undefined;
 

@@ -182,6 +182,21 @@ function interruptSignal(io: CliIo): { signal: AbortSignal; dispose: () => void 
 export async function listen(options: ListenOptions, io: CliIo): Promise<CommandResult> {
   if (options.list === true) return listSessions(options, io);
   const routing = parseRouting(options);
+  // From the start: a Ctrl-C while the session opens still ends it cleanly.
+  const { signal, dispose } = interruptSignal(io);
+  try {
+    return await forwardUntilStopped(options, io, routing, signal);
+  } finally {
+    dispose();
+  }
+}
+
+async function forwardUntilStopped(
+  options: ListenOptions,
+  io: CliIo,
+  routing: Routing,
+  signal: AbortSignal,
+): Promise<CommandResult> {
   const events = eventsOf(options, routing);
   const reconnectForMs = durationOption(options.reconnectFor, 60_000, "--reconnect-for");
   const localTimeoutMs = durationOption(options.localTimeout, 10_000, "--local-timeout");
@@ -222,7 +237,6 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<Command
     `${opened.created ? "Listening" : "Resumed"}: ${events.join(", ")} of workspace ${session.workspace} → ${targets}. Session ${label}${opened.pending > 0 ? `, ${opened.pending} waiting` : ""}. Ctrl-C to stop.`,
   );
 
-  const { signal, dispose } = interruptSignal(io);
   const streamPath = `${base}/${pathSegment(opened.id, "id", COMMAND)}/stream`;
   const resultsPath = `${base}/${pathSegment(opened.id, "id", COMMAND)}/results`;
   const inFlight = new Set<Promise<void>>();
@@ -248,7 +262,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<Command
     if (parsed.success) handle(parsed.data);
   };
 
-  try {
+  {
     let lostSince: number | null = null;
     let failures = 0;
     let lastReason = "";
@@ -298,8 +312,6 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<Command
       }
     }
     await Promise.all(inFlight);
-  } finally {
-    dispose();
   }
   if (opened.name === null) {
     // An unnamed session has no one to resume it: it ends with the command.

@@ -259,8 +259,8 @@ const ofListenSession = `EXISTS (SELECT 1 FROM destinations s
  * attempts made so far (decision 30), no lease.
  */
 const requeue = `status = 'pending', lease_owner = NULL,
-  next_attempt_at = CASE WHEN ${ofListenSession} THEN NULL ELSE $1 END,
-  listen_due_at = CASE WHEN ${ofListenSession} THEN $1 END,
+  next_attempt_at = CASE WHEN ${ofListenSession} THEN NULL ELSE CAST($1 AS BIGINT) END,
+  listen_due_at = CASE WHEN ${ofListenSession} THEN CAST($1 AS BIGINT) END,
   retry_base = attempts, schedule_started_at = $1, updated_at = $1`;
 
 /** A retry or recovery says the receiver is back: its circuit closes (decision 30). */
