@@ -126,6 +126,9 @@ export function registerListenRoutes(
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-store",
       "x-accel-buffering": "no",
+      // A stream's connection is its own: closed with it, never kept for another request
+      // (a kept one would hold the server's shutdown until its keep-alive ran out).
+      connection: "close",
     });
     reply.raw.flushHeaders();
     listen.streams.add(opened);
