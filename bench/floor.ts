@@ -42,6 +42,7 @@ async function startRelay(receiverUrl: string, caCertPath: string): Promise<Benc
   return {
     url,
     workspaceId: "floor",
+    token: "floor",
     process: child,
     async call(method, path, body) {
       const response = await request(`${url}/v1/workspaces/floor${path}`, {

@@ -14,6 +14,8 @@ const ownSvcBin = fileURLToPath(new URL("../src/bin/svc.js", import.meta.url));
 export interface BenchService {
   readonly url: string;
   readonly workspaceId: string;
+  /** The owner API key (every scope), for a client of the bench's own (`svc listen`). */
+  readonly token: string;
   readonly process: ChildProcess;
   /** POSTs/GETs JSON to the API over a keep-alive pool; returns status and parsed body. */
   call(
@@ -120,6 +122,7 @@ export async function startBenchService(options: {
   return {
     url,
     workspaceId,
+    token,
     process: child,
     async call(method, path, body) {
       const response = await request(`${url}/v1/workspaces/${workspaceId}${path}`, {
