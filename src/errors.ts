@@ -214,6 +214,12 @@ export const errorCatalog = {
     retryAfterSeconds: 2,
   },
   // Sending again (decision 30).
+  too_many_listen_sessions: {
+    status: 409,
+    exit: ExitStatus.rejected,
+    message:
+      "The workspace has as many live listen sessions as it may (20). End one (svc listen --list, then svc listen --end <id or name>), or resume a named one with --name.",
+  },
   listen_claim_expired: {
     status: 409,
     exit: ExitStatus.rejected,

@@ -258,7 +258,7 @@ export const operations = {
     tag: "Listen",
     summary: "Open a listen session",
     description:
-      "What `svc listen` forwards from: a session receives the workspace's notifications of its event types through its stream, signed with its own secret, and keeps what it misses while no stream is connected (decision 34). With a name, the live session of that name resumes (200, `created: false`, no secret); otherwise a session is created (`created: true`, its secret in this answer only).",
+      "What `svc listen` forwards from: a session receives the workspace's notifications of its event types through its stream, signed with its own secret, and keeps what it misses while no stream is connected (decision 34). With a name, the live session of that name resumes (200, `created: false`, no secret); otherwise a session is created (`created: true`, its secret in this answer only). A workspace has at most 20 live sessions; an unnamed one without a stream ends after an hour, a named one after listenSessionTtl.",
     access: "events:read",
     params: workspaceParams,
     body: openListenSessionBody,
@@ -267,7 +267,7 @@ export const operations = {
       description: "The session; its secret when it was created.",
       schema: openedListenSessionSchema,
     },
-    errors: ["invalid_events"],
+    errors: ["invalid_events", "too_many_listen_sessions"],
   },
   listListenSessions: {
     method: "get",

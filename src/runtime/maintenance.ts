@@ -4,6 +4,11 @@ import type { Clock } from "../interfaces.ts";
 import type { Housekeeping } from "../store/housekeeping.ts";
 
 const intervalMs = 3_600_000;
+/**
+ * An unnamed listen session left by a command that died: its command could resume it
+ * within its reconnection time, no one after; it goes at the next round after an hour.
+ */
+const unnamedListenSessionTtlMs = 3_600_000;
 
 /**
  * Housekeeping, hourly and once at start: prunes attempt records, and events whose
@@ -32,8 +37,10 @@ export function startMaintenance(
       if (attempts + events + keys + auth > 0) {
         logger.info({ attempts, events, idempotency_keys: keys, auth }, "pruned expired records");
       }
+      const now = clock.now().getTime();
       const sessions = await store.housekeeping.expireListenSessions(
-        new Date(clock.now().getTime() - options.listenSessionTtlMs),
+        new Date(now - options.listenSessionTtlMs),
+        new Date(now - Math.min(options.listenSessionTtlMs, unnamedListenSessionTtlMs)),
       );
       if (sessions > 0) logger.info({ listen_sessions: sessions }, "ended unused listen sessions");
       const adopted = await store.housekeeping.adoptOlderDeliveries();

@@ -33,10 +33,11 @@ export interface Housekeeping {
   adoptOlderDeliveries(): Promise<number>;
 
   /**
-   * Ends the listen sessions whose stream was last connected before `before` (decision 34):
-   * their waiting deliveries end `failed`; returns how many sessions.
+   * Ends the listen sessions whose stream was last connected before `before`, or before
+   * `unnamedBefore` for an unnamed one (decision 34): their waiting deliveries end `failed`;
+   * returns how many sessions.
    */
-  expireListenSessions(before: Date): Promise<number>;
+  expireListenSessions(before: Date, unnamedBefore?: Date): Promise<number>;
 }
 
 /** Listen sessions ended per transaction. */
@@ -69,10 +70,14 @@ export class SqlHousekeeping extends SqlSlice implements Housekeeping {
     );
   }
 
-  async expireListenSessions(before: Date): Promise<number> {
+  async expireListenSessions(before: Date, unnamedBefore: Date = before): Promise<number> {
+    const cutoffs = {
+      before: before.getTime(),
+      unnamedBefore: Math.max(before.getTime(), unnamedBefore.getTime()),
+    };
     let ended = 0;
     for (;;) {
-      const ids = await selectExpiredListenSessions(this.db, before.getTime(), expiryChunk);
+      const ids = await selectExpiredListenSessions(this.db, cutoffs, expiryChunk);
       await this.db.transaction(async (tx) => {
         for (const id of ids) {
           if (await endListenSession(tx, id, "listen session expired", this.now())) ended += 1;

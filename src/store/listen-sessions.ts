@@ -31,8 +31,14 @@ export type ListenReport =
  * holding the session's stream claims, pushes and records as a worker does.
  */
 export interface ListenSessions {
-  /** Creates a session, or resumes the live one of `session.name`; `created` says which. */
-  open(session: NewListenSession): Promise<{ session: ListenSessionRecord; created: boolean }>;
+  /**
+   * Creates a session, or resumes the live one of `session.name`; `created` says which. Null
+   * when it would be created but the workspace has `limit` live sessions already.
+   */
+  open(
+    session: NewListenSession,
+    limit: number,
+  ): Promise<{ session: ListenSessionRecord; created: boolean } | null>;
   get(workspaceId: string, id: string): Promise<ListenSessionRecord | null>;
   /** The workspace's live sessions, newest first. */
   list(workspaceId: string, limit: number): Promise<ListenSessionRecord[]>;
@@ -72,8 +78,11 @@ export class SqlListenSessions extends SqlSlice implements ListenSessions {
     this.#queue = queue;
   }
 
-  open(session: NewListenSession): Promise<{ session: ListenSessionRecord; created: boolean }> {
-    return this.db.transaction((tx) => openListenSession(this.db, tx, session, this.now()));
+  open(
+    session: NewListenSession,
+    limit: number,
+  ): Promise<{ session: ListenSessionRecord; created: boolean } | null> {
+    return this.db.transaction((tx) => openListenSession(this.db, tx, session, this.now(), limit));
   }
 
   get(workspaceId: string, id: string): Promise<ListenSessionRecord | null> {

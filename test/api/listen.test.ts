@@ -218,6 +218,21 @@ describe("listen sessions over the API", () => {
     stream.close();
   });
 
+  it("a workspace has at most 20 live sessions; a name resumes one beyond", async () => {
+    const live = (await api.call("GET", "/listen-sessions")).json<{ data: SessionJson[] }>().data;
+    const opened: string[] = [];
+    for (let count = live.length; count < 20; count += 1) {
+      const answer = await open({ ...(count === 19 ? { name: "last" } : {}) });
+      assert.equal(answer.statusCode, 200, answer.body);
+      opened.push(answer.json<SessionJson>().id);
+    }
+    assertEnvelope(await open({}), "too_many_listen_sessions");
+    assert.equal((await open({ name: "last" })).json<SessionJson>().created, false);
+    for (const id of [...opened, ...live.map((each) => each.id)]) {
+      assert.equal((await api.call("DELETE", `/listen-sessions/${id}`)).statusCode, 200);
+    }
+  });
+
   it("a session ended elsewhere ends its stream", async () => {
     const session = (await open({})).json<SessionJson>();
     const path = `/v1/workspaces/${api.workspaceId}/listen-sessions/${session.id}/stream`;

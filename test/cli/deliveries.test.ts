@@ -670,6 +670,21 @@ describe("svc events and svc deliveries: what is refused or previewed sends noth
   const svc = (args: readonly string[]) => runCliInMemory(args, { env });
   const dlv = "dlv_01a1fea3869b5b1f7c0d9e2a4b36_5f0c2a9e81b34d7c6a1e0f93";
 
+  it("events send without --data publishes a sample of the type, with new ids each time", async () => {
+    const preview = async () => {
+      const run = await svc(["events", "send", "--type", "job.failed", "--json", "--dry-run"]);
+      assertStatus(run, 0);
+      return envelope<{
+        request: { body: { type: string; data: { object: Record<string, unknown> } } };
+      }>(run).data.request.body;
+    };
+    const [first, second] = [await preview(), await preview()];
+    assert.equal(first.type, "job.failed");
+    assert.equal(first.data.object.status, "failed");
+    assert.match(String(first.data.object.id), /^job_[0-9a-f]{12}$/);
+    assert.notEqual(first.data.object.id, second.data.object.id);
+  });
+
   it("--dry-run of retry and recover shows the request with an Idempotency-Key, --since as a time", async () => {
     stub.received.length = 0;
     const retry = await svc(["deliveries", "retry", dlv, "--dry-run"]);

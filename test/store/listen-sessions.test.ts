@@ -21,15 +21,20 @@ describe("listen sessions in the store", () => {
   let workspace: string;
   let counter = 0;
 
-  const open = async (name: string | null = null, events: string[] = ["*"]) => {
+  const open = async (name: string | null = null, events: string[] = ["*"], limit = 20) => {
     counter += 1;
-    return store.listen.open({
-      id: `lsn_${counter.toString(16).padStart(24, "0")}`,
-      workspaceId: workspace,
-      name,
-      events: events as never,
-      secretCiphertext: "sealed",
-    });
+    const opened = await store.listen.open(
+      {
+        id: `lsn_${counter.toString(16).padStart(24, "0")}`,
+        workspaceId: workspace,
+        name,
+        events: events as never,
+        secretCiphertext: "sealed",
+      },
+      limit,
+    );
+    assert.ok(opened, "within the limit");
+    return opened;
   };
   const publish = async (type: EventType = "job.completed"): Promise<string> => {
     counter += 1;
@@ -210,6 +215,36 @@ describe("listen sessions in the store", () => {
     assert.equal(expired?.status, "failed");
     assert.equal(expired.lastError, "listen session expired");
     assert.equal(await store.queue.nextDueAt(), null);
+  });
+
+  it("a workspace's live sessions are bounded; resuming one by name is not a new one", async () => {
+    await open("a");
+    await open(null);
+    const refused = await store.listen.open(
+      {
+        id: "lsn_refused",
+        workspaceId: workspace,
+        name: null,
+        events: ["*"],
+        secretCiphertext: "s",
+      },
+      2,
+    );
+    assert.equal(refused, null);
+    assert.equal((await open("a", ["*"], 2)).created, false);
+  });
+
+  it("an unnamed session goes sooner than a named one", async () => {
+    const unnamed = await open(null);
+    const named = await open("kept");
+    clock.advance(3_600_000 + 1);
+    const now = clock.now().getTime();
+    await store.housekeeping.expireListenSessions(
+      new Date(now - 72 * 3_600_000),
+      new Date(now - 3_600_000),
+    );
+    assert.equal(await store.listen.get(workspace, unnamed.session.id), null);
+    assert.ok(await store.listen.get(workspace, named.session.id));
   });
 
   it("a retry by a user makes it due for its stream, not for a worker", async () => {

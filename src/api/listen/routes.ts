@@ -27,7 +27,9 @@ const {
   reportListenResult: report,
 } = operations;
 
-/** The most sessions a list answers with. */
+/** The most live sessions a workspace may have: each receives every event it subscribes to. */
+export const liveSessionLimit = 20;
+/** The most sessions a list answers with (more than can be live). */
 const listLimit = 100;
 
 function notFound(id: string): AppError {
@@ -80,13 +82,17 @@ export function registerListenRoutes(
     const input = parseInput(openListenSessionBody, request.body);
     const id = newId("lsn");
     const secret = newSigningSecret();
-    const opened = await store.listen.open({
-      id,
-      workspaceId: workspace,
-      name: input.name ?? null,
-      events: input.events,
-      secretCiphertext: secretBox.encrypt(secret, destinationSecretContext(id)),
-    });
+    const opened = await store.listen.open(
+      {
+        id,
+        workspaceId: workspace,
+        name: input.name ?? null,
+        events: input.events,
+        secretCiphertext: secretBox.encrypt(secret, destinationSecretContext(id)),
+      },
+      liveSessionLimit,
+    );
+    if (opened === null) throw new AppError("too_many_listen_sessions");
     // The secret only in the answer that created the session, as for a destination.
     return successBody(open, {
       ...sessionBody(opened.session),

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { eventSummarySchema } from "../../contract/delivery-log.ts";
-import { EVENT_TYPES } from "../../interfaces.ts";
+import { EVENT_TYPES, type EventType } from "../../interfaces.ts";
 import { parseBody } from "../client/api-paths.ts";
 import type { ApiRequest } from "../client/http.ts";
 import { idempotencyKey, idempotencyKeyOption } from "../client/idempotency-key.ts";
@@ -14,6 +14,7 @@ import { isRecord } from "../render/values.ts";
 import { readJsonObject } from "../stdin-json.ts";
 import { usageError } from "../usage.ts";
 import { EVENT_FIELDS, eventsPath } from "./event.ts";
+import { fixtureFor } from "./fixtures.ts";
 
 const COMMAND = "events send";
 
@@ -55,7 +56,10 @@ export async function sendEvent(options: SendOptions, io: CliIo): Promise<Comman
     );
   }
   const stdinObject = isRecord(input.data) ? input.data.object : undefined;
-  const object = options.data === undefined ? (stdinObject ?? {}) : parseData(options.data);
+  const object =
+    options.data === undefined
+      ? (stdinObject ?? fixtureFor(type as EventType))
+      : parseData(options.data);
   if (!isRecord(object)) throw usageError(COMMAND, "data.object must be a JSON object.");
   const session = await openSession(options, io);
   const request: ApiRequest = {
@@ -74,17 +78,23 @@ export function registerSend(group: Command, io: CliIo): void {
     .command("send")
     .description("publish one event: every active destination subscribed to its type is notified")
     .option("--type <type>", `the event type: ${EVENT_TYPES.join(", ")}`)
-    .option("--data <json>", "the JSON object the event is about (data.object); default {}")
+    .option(
+      "--data <json>",
+      "the JSON object the event is about (data.object); default: a sample of the type",
+    )
     .addOption(idempotencyKeyOption())
     .addHelpText(
       "after",
       `
 The event and one delivery per matching destination are committed before svc returns; the
 notification id (evt_…) it prints is the Webhook-Id every destination receives. Needs the
-events:write scope. With --stdin, reads {"type": "...", "data": {"object": {...}}}.
+events:write scope. With --stdin, reads {"type": "...", "data": {"object": {...}}}. Without
+--data, data.object is a sample of the type (new ids each time): with svc listen, one command
+exercises your receiver.
 
 Examples:
   $ svc events send --type job.completed --data '{"id":"job_42","status":"done"}'
+  $ svc events send --type job.failed          # a sample job.failed, e.g. for svc listen
   $ echo '{"type":"job.failed","data":{"object":{"id":"job_7"}}}' | svc events send --stdin`,
     )
     .action(action<SendOptions>(io, settings, (options) => sendEvent(options, io)));

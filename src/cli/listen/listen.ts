@@ -8,6 +8,7 @@ import {
   type StreamedNotification,
 } from "../../contract/listen.ts";
 import { deliverySchema } from "../../contract/delivery-log.ts";
+import { deletionSchema } from "../../contract/destinations.ts";
 import { AppError } from "../../errors.ts";
 import { EVENT_SUBSCRIPTIONS, EVENT_TYPES } from "../../interfaces.ts";
 import { parseDuration } from "../../lib/duration.ts";
@@ -34,6 +35,7 @@ export interface ListenOptions extends GlobalOptions {
   readonly events?: string;
   readonly name?: string;
   readonly list?: boolean;
+  readonly end?: string;
   readonly reconnectFor?: string;
   readonly localTimeout?: string;
 }
@@ -181,6 +183,7 @@ function interruptSignal(io: CliIo): { signal: AbortSignal; dispose: () => void 
  */
 export async function listen(options: ListenOptions, io: CliIo): Promise<CommandResult> {
   if (options.list === true) return listSessions(options, io);
+  if (options.end !== undefined) return endSession(options.end, options, io);
   const routing = parseRouting(options);
   // From the start: a Ctrl-C while the session opens still ends it cleanly.
   const { signal, dispose } = interruptSignal(io);
@@ -403,6 +406,33 @@ async function listSessions(options: ListenOptions, io: CliIo): Promise<CommandR
   };
 }
 
+/** Ends a session by id (`lsn_…`) or by name. */
+async function endSession(
+  which: string,
+  options: ListenOptions,
+  io: CliIo,
+): Promise<CommandResult> {
+  const session = await openSession(options, io);
+  const base = `${workspacePath(session.workspace, COMMAND)}/listen-sessions`;
+  let id = which;
+  if (!which.startsWith("lsn_")) {
+    const page = parseBody(
+      listenSessionPageSchema,
+      await session.send({ method: "GET", path: base }),
+    );
+    const named = page.data.find((each) => each.name === which);
+    if (named === undefined) {
+      throw new AppError("not_found", `No live listen session named ${which} in this workspace.`);
+    }
+    id = named.id;
+  }
+  const response = await session.send({
+    method: "DELETE",
+    path: `${base}/${pathSegment(id, "session id", COMMAND)}`,
+  });
+  return { data: parseBody(deletionSchema, response), raw: response.text };
+}
+
 function collect(value: string, previous: readonly string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
@@ -428,6 +458,7 @@ export function registerListenCommand(program: Command, io: CliIo): void {
     .option("--reconnect-for <duration>", "how long to try to reconnect before giving up", "60s")
     .option("--local-timeout <duration>", "how long the local receiver may take to answer", "10s")
     .option("--list", "list the workspace's listen sessions instead")
+    .option("--end <session>", "end a listen session (its id or name) instead")
     .addHelpText(
       "after",
       `
@@ -441,7 +472,8 @@ is retried on the schedule, as for a webhook.
 The session's signing secret is issued when the session is created: saved to the --output file
 (a new file, mode 0600), or else printed once on stderr. A named session keeps its secret and
 what is published while svc listen is stopped or disconnected, for listenSessionTtl (72 h by
-default) after it was last connected; an unnamed session ends when svc listen stops. Lost
+default) after it was last connected; an unnamed session ends when svc listen stops. A
+workspace has at most 20 live sessions. Lost
 connections are restored with back-off; if that fails for --reconnect-for, svc listen exits 6.
 Ctrl-C stops it (exit 0). Needs the events:read scope.
 
@@ -449,7 +481,8 @@ Examples:
   $ svc listen --forward-to http://localhost:3000/hooks --output whsec-local.txt
   $ svc listen --name laptop --events job.failed --forward-to http://localhost:3000/hooks
   $ svc listen --forward-to http://localhost:3000/hooks --route job.failed=http://localhost:3000/failed
-  $ svc listen --list`,
+  $ svc listen --list
+  $ svc listen --end laptop`,
     )
     .action(action<ListenOptions>(io, settings, (options) => listen(options, io)));
 }

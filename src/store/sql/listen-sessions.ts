@@ -98,14 +98,16 @@ export async function selectListenSessions(
 
 /**
  * Call inside a transaction. Resumes the workspace's live session named `session.name`, with
- * `session.events` from now on, or creates `session`: `created` says which.
+ * `session.events` from now on, or creates `session`: `created` says which. Null when it would
+ * be created but the workspace has `limit` live sessions already.
  */
 export async function openListenSession(
   db: Database,
   tx: SqlExecutor,
   session: NewListenSession,
   now: number,
-): Promise<{ session: ListenSessionRecord; created: boolean }> {
+  limit: number,
+): Promise<{ session: ListenSessionRecord; created: boolean } | null> {
   if (session.name !== null) {
     // Two opens of one name at once: PostgreSQL's lock makes the second wait for the first;
     // SQLite's write transactions already run one at a time.
@@ -123,6 +125,14 @@ export async function openListenSession(
       return { session: resumed as ListenSessionRecord, created: false };
     }
   }
+  // Each session receives every event it subscribes to: their number is bounded. Two opens at
+  // once may both count below it on PostgreSQL; the bound is a guard, not an invariant.
+  const [live] = await tx.query<{ live: number | string }>(
+    `SELECT COUNT(*) AS live FROM destinations
+     WHERE workspace_id = $1 AND kind = 'listen' AND deleted_at IS NULL`,
+    [session.workspaceId],
+  );
+  if (Number(live?.live ?? 0) >= limit) return null;
   await tx.execute(
     `INSERT INTO destinations (id, workspace_id, url, active, secret_ciphertext, created_at,
                                updated_at, kind, name, last_seen_at)
@@ -160,17 +170,21 @@ export async function endListenSession(
   return true;
 }
 
-/** Sessions whose stream was last connected before `before`, at most `limit`. */
+/**
+ * Sessions with no stream, last connected before `before` (`unnamedBefore` for an unnamed
+ * one, which no one can resume once its command is gone), at most `limit`.
+ */
 export async function selectExpiredListenSessions(
   db: SqlExecutor,
-  before: number,
+  cutoffs: { before: number; unnamedBefore: number },
   limit: number,
 ): Promise<string[]> {
   const rows = await db.query<{ id: string }>(
     `SELECT id FROM destinations
-     WHERE kind = 'listen' AND deleted_at IS NULL AND last_seen_at < $1 AND listen_stream IS NULL
-     ORDER BY last_seen_at LIMIT $2`,
-    [before, limit],
+     WHERE kind = 'listen' AND deleted_at IS NULL AND listen_stream IS NULL
+       AND (last_seen_at < $1 OR (name IS NULL AND last_seen_at < $2))
+     ORDER BY last_seen_at LIMIT $3`,
+    [cutoffs.before, cutoffs.unnamedBefore, limit],
   );
   return rows.map((row) => row.id);
 }
