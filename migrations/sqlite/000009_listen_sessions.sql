@@ -17,5 +17,5 @@ CREATE INDEX listen_sessions_by_last_seen ON destinations (last_seen_at)
 -- A session's pending delivery is due at `listen_due_at` (its `next_attempt_at` stays NULL, so
 -- no worker's claim ever reads it); only these rows are in this index.
 ALTER TABLE deliveries ADD COLUMN listen_due_at INTEGER;
-CREATE INDEX deliveries_listen_due ON deliveries (destination_id, listen_due_at)
+CREATE INDEX deliveries_listen_due ON deliveries (destination_id, listen_due_at, seq)
   WHERE status = 'pending' AND listen_due_at IS NOT NULL;

@@ -113,4 +113,6 @@ export type StreamedNotification = z.output<typeof streamedNotificationSchema>;
 export const streamReadySchema = z.object({
   session_id: z.string(),
   heartbeat_ms: z.number().int(),
+  /** How long a pushed notification is the stream's: its result must come back sooner. */
+  lease_ms: z.number().int(),
 });

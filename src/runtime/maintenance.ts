@@ -1,14 +1,10 @@
 import type { FastifyBaseLogger } from "fastify";
 import { SIGN_IN_LIMITS } from "../api/auth/sign-in-limits.ts";
+import { unnamedListenSessionTtlMs } from "../api/listen/settings.ts";
 import type { Clock } from "../interfaces.ts";
 import type { Housekeeping } from "../store/housekeeping.ts";
 
 const intervalMs = 3_600_000;
-/**
- * An unnamed listen session left by a command that died: its command could resume it
- * within its reconnection time, no one after; it goes at the next round after an hour.
- */
-const unnamedListenSessionTtlMs = 3_600_000;
 
 /**
  * Housekeeping, hourly and once at start: prunes attempt records, and events whose

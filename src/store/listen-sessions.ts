@@ -86,16 +86,16 @@ export class SqlListenSessions extends SqlSlice implements ListenSessions {
   }
 
   get(workspaceId: string, id: string): Promise<ListenSessionRecord | null> {
-    return selectListenSession(this.db, workspaceId, id);
+    return selectListenSession(this.db, workspaceId, id, this.now());
   }
 
   list(workspaceId: string, limit: number): Promise<ListenSessionRecord[]> {
-    return selectListenSessions(this.db, workspaceId, limit);
+    return selectListenSessions(this.db, workspaceId, limit, this.now());
   }
 
   async end(workspaceId: string, id: string, reason: string): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      if ((await selectListenSession(tx, workspaceId, id)) === null) return false;
+      if ((await selectListenSession(tx, workspaceId, id, this.now())) === null) return false;
       return endListenSession(tx, id, reason, this.now());
     });
   }

@@ -5,6 +5,10 @@ import { createParser, type EventSourceMessage } from "eventsource-parser";
 import type { StreamedNotification } from "../../src/contract/listen.ts";
 import { verifySignature } from "../../src/receiver/verify-signature.ts";
 import { assertEnvelope } from "../support/envelope.ts";
+import { eventually } from "../support/eventually.ts";
+import { runCliInMemory } from "../support/in-memory-cli.ts";
+import { always, startReceiver, type Receiver } from "../support/receiver.ts";
+import { isolatedConfigHome } from "../support/svc.ts";
 import { inProcessApi, type InProcessApi } from "../support/in-process-api.ts";
 
 interface SessionJson {
@@ -190,9 +194,27 @@ describe("listen sessions over the API", () => {
         },
       });
     assertEnvelope(await report("stream_x:0"), "listen_claim_expired");
-    const recorded = await report(notification.claim);
+
+    // What PostgreSQL could not keep (NUL) or is not UTF-8 (a lone surrogate) is replaced.
+    const recorded = await api.call("POST", `/listen-sessions/${session.id}/results`, {
+      body: {
+        delivery_id: notification.delivery_id,
+        claim: notification.claim,
+        status_code: 200,
+        duration_ms: 3.5,
+        error: null,
+        response_body: "c\u0000d\ud800",
+      },
+    });
     assert.equal(recorded.statusCode, 200, recorded.body);
     assert.equal(recorded.json<{ status: string }>().status, "delivered");
+    const detail = await api.call("GET", `/deliveries/${notification.delivery_id}`);
+    assert.deepEqual(
+      detail
+        .json<{ attempts: { response_body: string }[] }>()
+        .attempts.map((each) => each.response_body),
+      ["c\ufffdd\ufffd"],
+    );
     assertEnvelope(
       await api.call("POST", `/listen-sessions/${session.id}/results`, {
         body: {
@@ -242,5 +264,68 @@ describe("listen sessions over the API", () => {
     await stream.next("ended");
     await stream.next("eof");
     stream.close();
+  });
+});
+
+/** `svc listen` in this process (`runCli`) against the API: the command's own rules. */
+describe("svc listen in process", () => {
+  let api: InProcessApi;
+  let base: string;
+  let local: Receiver;
+
+  before(async () => {
+    api = await inProcessApi({ settings: { listenHeartbeat: "100ms" } });
+    await api.app.listen({ host: "127.0.0.1", port: 0 });
+    base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+    local = await startReceiver({ ca: null, respond: always(202) });
+  });
+  after(async () => {
+    await local.close();
+    // The command's own keep-alive connections (this process's fetch) are the test's to end.
+    api.app.server.closeAllConnections();
+    await api.dispose();
+  });
+
+  it("forwards what is published, prints a line each, and an interrupt ends it with 0", async () => {
+    const interrupt = new AbortController();
+    const running = runCliInMemory(
+      ["listen", "--forward-to", `${local.url}/in-process`, "--events", "job.failed"],
+      {
+        env: {
+          SERVICE_API_URL: base,
+          SERVICE_API_KEY: api.token,
+          XDG_CONFIG_HOME: isolatedConfigHome,
+        },
+        interrupt: interrupt.signal,
+      },
+    );
+    await eventually(
+      async () => {
+        const list = (await api.call("GET", "/listen-sessions")).json<{ data: SessionJson[] }>();
+        return list.data.some((each) => each.connected) ? true : undefined;
+      },
+      { what: "svc listen's stream to connect" },
+    );
+    const published = await api.call("POST", "/events", {
+      body: { type: "job.failed", data: { object: { id: "job_9" } } },
+    });
+    const [request] = await local.waitForRequests(1);
+    assert.equal(request?.path, "/in-process");
+    assert.equal(request.headers["webhook-id"], published.json<{ id: string }>().id);
+    await eventually(
+      async () => {
+        const list = (await api.call("GET", "/deliveries")).json<{ data: { status: string }[] }>();
+        return list.data[0]?.status === "delivered" ? true : undefined;
+      },
+      { what: "the local answer to be reported" },
+    );
+    interrupt.abort();
+    const run = await running;
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /Z {2}job\.failed +evt_\w+ {2}202 {2}\d+ ms\n$/);
+    assert.match(run.stderr, /^This session's signing secret \(shown once; .*\): whsec_/m);
+    assert.match(run.stderr, /Stopped after 1 notification\(s\); session lsn_\w+ ended\./);
+    const left = (await api.call("GET", "/listen-sessions")).json<{ data: SessionJson[] }>();
+    assert.deepEqual(left.data, []);
   });
 });

@@ -162,6 +162,27 @@ describe("listen sessions in the store", () => {
     assert.deepEqual(late, { kind: "claim_expired" }, "the old claim cannot report");
   });
 
+  it("a stream not heard of for three minutes is taken for gone: not connected, and the session expires", async () => {
+    const { session } = await open("crashed");
+    await store.listen.takeOver(session.id, "stream_dead");
+    assert.equal((await store.listen.get(workspace, session.id))?.connected, true);
+    clock.advance(180_001);
+    assert.equal((await store.listen.get(workspace, session.id))?.connected, false);
+    await store.housekeeping.expireListenSessions(new Date(clock.now().getTime() - 60_000));
+    assert.equal(await store.listen.get(workspace, session.id), null);
+  });
+
+  it("a claim with no room says so, so that its stream does not look again at once", async () => {
+    const { session } = await open();
+    await publish();
+    await publish();
+    await store.listen.takeOver(session.id, "stream_a");
+    const first = await store.listen.claim(session.id, "stream_a", { ...lease, inFlight: 1 });
+    assert.deepEqual(first.kind === "claimed" && first.full, true);
+    const second = await store.listen.claim(session.id, "stream_a", { ...lease, inFlight: 1 });
+    assert.deepEqual(second, { kind: "claimed", deliveries: [], full: true });
+  });
+
   it("a lease that runs out makes its delivery due again (the holding process died)", async () => {
     const { session } = await open();
     await publish();

@@ -24,14 +24,26 @@ function collector(terminal: boolean): PassThrough & { isTTY: boolean; text(): s
  */
 export async function runCliInMemory(
   argv: readonly string[],
-  options: { env: NodeJS.ProcessEnv; terminal?: boolean; stdin?: string },
+  options: {
+    env: NodeJS.ProcessEnv;
+    terminal?: boolean;
+    stdin?: string;
+    /** Ends a long-running command (`svc listen`) as Ctrl-C would. */
+    interrupt?: AbortSignal;
+  },
 ): Promise<CliRun> {
   const terminal = options.terminal ?? false;
   const stdout = collector(terminal);
   const stderr = collector(terminal);
   const stdin = Object.assign(new PassThrough(), { isTTY: false });
   stdin.end(options.stdin ?? "");
-  const io: CliIo = { stdin, stdout, stderr, env: { NO_COLOR: "1", ...options.env } };
+  const io: CliIo = {
+    stdin,
+    stdout,
+    stderr,
+    env: { NO_COLOR: "1", ...options.env },
+    ...(options.interrupt === undefined ? {} : { interrupt: options.interrupt }),
+  };
   const status = await runCli(terminal ? [...argv, "--no-pager"] : argv, io);
   return { status, stdout: stdout.text(), stderr: stderr.text() };
 }

@@ -17,6 +17,7 @@ import type { ListenSessionRecord } from "../../store/listen-sessions.ts";
 import { deliveryBody } from "../delivery-log/serialize.ts";
 import type { ApiDependencies } from "../dependencies.ts";
 import { isWellFormedId, parseInput } from "../parse-input.ts";
+import { unnamedListenSessionTtlMs } from "./settings.ts";
 import { ListenStream, type ListenStreams, type ListenStreamSettings } from "./streams.ts";
 
 const {
@@ -34,6 +35,22 @@ const listLimit = 100;
 
 function notFound(id: string): AppError {
   return new AppError("not_found", `No listen session ${id} in this workspace.`, { param: "id" });
+}
+
+/**
+ * Text the database keeps as it is: PostgreSQL refuses NUL in text, and a lone surrogate is
+ * not UTF-8; each becomes U+FFFD, as the worker's own capture of an answer does.
+ */
+function storableText(text: string | null): string | null {
+  return text === null ? null : text.toWellFormed().replaceAll("\u0000", "\ufffd");
+}
+
+function storable<T extends { error: string | null; response_body: string | null }>(input: T): T {
+  return {
+    ...input,
+    error: storableText(input.error),
+    response_body: storableText(input.response_body),
+  };
 }
 
 /** The error classes the CLI's words map to, as the worker's sender would class them. */
@@ -64,7 +81,12 @@ export function registerListenRoutes(
       events: [...session.events],
       created_at: session.createdAt.toISOString(),
       last_seen_at: session.lastSeenAt?.toISOString() ?? null,
-      expires_at: new Date(seen.getTime() + listen.sessionTtlMs).toISOString(),
+      expires_at: new Date(
+        seen.getTime() +
+          (session.name === null
+            ? Math.min(listen.sessionTtlMs, unnamedListenSessionTtlMs)
+            : listen.sessionTtlMs),
+      ).toISOString(),
       connected: session.connected,
       pending: session.pending,
     };
@@ -125,9 +147,21 @@ export function registerListenRoutes(
         listen.streams.remove(opened);
       },
     );
+    // Heard from the start: a client gone while the session is taken over ends the stream
+    // as soon as it starts, instead of leaving it claiming for no one.
+    const client = { gone: false };
+    reply.raw.on("close", () => {
+      client.gone = true;
+      opened.end(null);
+    });
     if (!(await store.listen.takeOver(id, opened.token))) throw notFound(id);
     // From here the stream is written by hand: Fastify hands over the response.
     reply.hijack();
+    if (client.gone || reply.raw.destroyed) {
+      // Gone while the session was being taken over: let it go at once.
+      await store.listen.release(id, opened.token);
+      return;
+    }
     reply.raw.writeHead(stream.success.status, {
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-store",
@@ -137,17 +171,15 @@ export function registerListenRoutes(
       connection: "close",
     });
     reply.raw.flushHeaders();
-    listen.streams.add(opened);
+    // A stream opened while the server stops is told so at once, never left open.
+    if (!listen.streams.add(opened)) return;
     request.raw.socket.setNoDelay(true);
-    reply.raw.on("close", () => {
-      opened.end(null);
-    });
     opened.start();
   });
 
   app.post(routePath(report), accessConfig(report), async (request) => {
     const { workspace, id } = sessionOf(request.params);
-    const input = parseInput(listenResultBody, request.body);
+    const input = storable(parseInput(listenResultBody, request.body));
     const named = parseDeliveryId(input.delivery_id);
     if (named === null || named.destinationId !== id) {
       throw new AppError("not_found", `No delivery ${input.delivery_id} of this session.`, {

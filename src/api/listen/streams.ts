@@ -75,8 +75,14 @@ export class ListenStream {
       serverSentEvent("ready", {
         session_id: this.sessionId,
         heartbeat_ms: this.#settings.heartbeatMs,
+        lease_ms: this.#settings.leaseMs,
       }),
     );
+    // A client that reads no more (suspended, stuck) is sent nothing more until it drains:
+    // what it holds comes again to its next stream, never piled up in this process.
+    this.#response.on("drain", () => {
+      this.wake();
+    });
     this.#heartbeat = setInterval(() => {
       this.#write(": heartbeat\n\n");
     }, this.#settings.heartbeatMs);
@@ -113,7 +119,10 @@ export class ListenStream {
     clearInterval(this.#touch);
     clearTimeout(this.#poll);
     if (ending !== null) this.#write(serverSentEvent(ending, { session_id: this.sessionId }));
-    this.#response.end();
+    // The connection goes with the stream (it was the stream's alone): a socket left open
+    // would hold the server's shutdown until its keep-alive ran out.
+    const socket = this.#response.socket;
+    this.#response.end(() => socket?.destroy());
     this.#onEnd();
     // Its claims stand: the CLI may still report them; a new stream takes them back at once.
     this.#settings.store.release(this.sessionId, this.token).catch((error: unknown) => {
@@ -125,6 +134,11 @@ export class ListenStream {
     const { store, leaseMs, inFlight, logger } = this.#settings;
     try {
       for (;;) {
+        if (this.#response.destroyed) {
+          this.end(null);
+          return;
+        }
+        if (this.#response.writableNeedDrain) return; // "drain" wakes it
         const claim = await store.claim(this.sessionId, this.token, { leaseMs, inFlight });
         if (this.#ended) return;
         if (claim.kind !== "claimed") {
@@ -132,6 +146,12 @@ export class ListenStream {
           return;
         }
         for (const delivery of claim.deliveries) this.#push(delivery);
+        if (claim.full) {
+          // Room comes with a report (which wakes it here or reaches the session elsewhere)
+          // or with a lease's end: looking sooner would find none.
+          this.#schedule(this.#settings.pollMs);
+          return;
+        }
         if (claim.deliveries.length === 0) break;
       }
       await this.#pollLater();
@@ -189,9 +209,16 @@ export class ListenStream {
  */
 export class ListenStreams {
   readonly #streams = new Set<ListenStream>();
+  #closed = false;
 
-  add(stream: ListenStream): void {
+  /** Keeps `stream`; false once the server stops (the stream is then ended at once). */
+  add(stream: ListenStream): boolean {
+    if (this.#closed) {
+      stream.end("shutdown");
+      return false;
+    }
     this.#streams.add(stream);
+    return true;
   }
 
   remove(stream: ListenStream): void {
@@ -219,6 +246,7 @@ export class ListenStreams {
 
   /** The server stops: every stream ends with `shutdown`. */
   closeAll(): void {
+    this.#closed = true;
     for (const stream of [...this.#streams]) stream.end("shutdown");
   }
 }

@@ -4,6 +4,7 @@ import type { EventSourceMessage } from "eventsource-parser";
 import {
   listenSessionPageSchema,
   openedListenSessionSchema,
+  streamReadySchema,
   streamedNotificationSchema,
   type StreamedNotification,
 } from "../../contract/listen.ts";
@@ -56,7 +57,12 @@ function localUrl(text: string, what: string): string {
     throw usageError(COMMAND, `${what} ${JSON.stringify(text)} is not a URL.`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw usageError(COMMAND, `${what} must be an http:// or https:// URL (not ${url.protocol}).`);
+    // `localhost:3000/hooks` parses as the scheme "localhost:".
+    const suggestion = /^[\w.-]+:\d/.test(text) ? `: did you mean http://${text}?` : ".";
+    throw usageError(
+      COMMAND,
+      `${what} must be an http:// or https:// URL (not ${url.protocol})${suggestion}`,
+    );
   }
   return url.href;
 }
@@ -225,7 +231,7 @@ async function forwardUntilStopped(
     });
   } else if (options.output !== undefined) {
     say(
-      `Session ${opened.name ?? opened.id} resumed: its signing secret is the one saved when it was created; ${options.output} was not written.`,
+      `Session ${opened.name ?? opened.id} resumed: its signing secret is the one issued when it was created (saved or printed then); ${options.output} was not written.`,
     );
   }
   const label = opened.name === null ? opened.id : `${opened.name} (${opened.id})`;
@@ -245,11 +251,23 @@ async function forwardUntilStopped(
   const inFlight = new Set<Promise<void>>();
   let forwarded = 0;
 
+  // A local answer must come back within the server's lease, or the notification is sent
+  // again meanwhile: the local time-out stays 5 s inside it.
+  let timeoutMs = localTimeoutMs;
+  const heedLease = (leaseMs: number) => {
+    const most = Math.max(leaseMs - 5000, 1000);
+    if (timeoutMs > most) {
+      timeoutMs = most;
+      say(
+        `--local-timeout is ${Math.round(most / 1000)} s at most on this server (its delivery lease).`,
+      );
+    }
+  };
   const handle = (notification: StreamedNotification) => {
     const url = routing.byType.get(notification.event_type) ?? routing.fallback;
     const work = (async () => {
       if (url === null) return; // Not subscribed: the server sends only what was asked.
-      const result = await forward(notification, url, localTimeoutMs);
+      const result = await forward(notification, url, timeoutMs);
       forwarded += 1;
       io.stdout.write(
         `${json ? jsonLine(notification, result) : resultLine(notification, result, routing.byType.size > 0)}\n`,
@@ -279,6 +297,7 @@ async function forwardUntilStopped(
           session.prepare({ method: "GET", path: streamPath }),
           (event) => {
             if (event.event === "ready") {
+              heedLease(streamReadySchema.parse(JSON.parse(event.data)).lease_ms);
               if (lostSince !== null) say("Reconnected.");
               lostSince = null;
               failures = 0;
@@ -313,6 +332,11 @@ async function forwardUntilStopped(
       } catch {
         break; // interrupted while waiting
       }
+    }
+    if (inFlight.size > 0) {
+      say(
+        `Waiting for ${inFlight.size} local answer(s) to report them (Ctrl-C again to quit now)…`,
+      );
     }
     await Promise.all(inFlight);
   }
@@ -382,8 +406,9 @@ async function report(
       }
       const transient = !(error instanceof ApiError) || error.httpStatus >= 500;
       if (!transient || attempt >= 5) {
+        const reason = error instanceof Error ? error.message : String(error);
         say(
-          `Could not report the local answer for ${notification.delivery_id} (${error instanceof Error ? error.message : String(error)}); it will be forwarded again.`,
+          `Could not report the local answer for ${notification.delivery_id} (${reason})${transient ? "; it will be forwarded again" : ""}.`,
         );
         return;
       }

@@ -33,6 +33,8 @@ export async function readStream(
   onEvent: (event: EventSourceMessage) => void,
   interrupt: AbortSignal,
 ): Promise<StreamEnd> {
+  // An interrupt before the stream opens: an aborted signal fires no more "abort" events.
+  if (isAborted(interrupt)) return "interrupted";
   const controller = new AbortController();
   const stop = () => {
     controller.abort(new Error("interrupted"));
@@ -71,7 +73,7 @@ export async function readStream(
         signal: controller.signal,
       });
     } catch (error) {
-      if (interrupt.aborted) return "interrupted";
+      if (isAborted(interrupt)) return "interrupted";
       throw new StreamFailure(state.silent ? "no answer" : reasonOf(error), { retry: true });
     }
     if (response.status !== 200) {
@@ -94,13 +96,13 @@ export async function readStream(
         parser.feed(decoder.decode(chunk, { stream: true }));
       }
     } catch (error) {
-      if (interrupt.aborted) return "interrupted";
+      if (isAborted(interrupt)) return "interrupted";
       const reason = state.silent
         ? `nothing heard for ${Math.round(silenceMs / 1000)} s`
         : reasonOf(error);
       throw new StreamFailure(reason, { retry: true });
     }
-    if (interrupt.aborted) return "interrupted";
+    if (isAborted(interrupt)) return "interrupted";
     if (state.ending === "closed") {
       throw new StreamFailure("the server closed the stream", { retry: true });
     }
@@ -109,6 +111,11 @@ export async function readStream(
     clearTimeout(watchdog);
     interrupt.removeEventListener("abort", stop);
   }
+}
+
+/** Read afresh each time: the compiler would take one read of `aborted` for all. */
+function isAborted(signal: AbortSignal): boolean {
+  return signal.aborted;
 }
 
 function reasonOf(error: unknown): string {

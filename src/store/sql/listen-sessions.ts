@@ -36,10 +36,19 @@ interface SessionRow extends Record<string, unknown> {
   pending: number | string;
 }
 
-/** A live session of the workspace, by `where` (parameters from $1, the workspace). */
+/**
+ * A stream records that it is connected every minute (`touchListenSession`): one not heard of
+ * for this long is taken for gone (its process died without letting the session go).
+ */
+export const streamSilenceMs = 180_000;
+
+/**
+ * A live session of the workspace, by `where` (parameters: $1 the workspace, $2 the time
+ * before which a stream is taken for gone, then the query's own).
+ */
 function sessionQuery(where: string, tail = ""): string {
   return `SELECT d.seq, d.id, d.workspace_id, d.name, d.created_at, d.last_seen_at,
-            d.listen_stream,
+            CASE WHEN d.last_seen_at >= $2 THEN d.listen_stream END AS listen_stream,
             (SELECT COUNT(*) FROM deliveries dl
              WHERE dl.destination_id = d.id AND dl.status = 'pending'
                AND dl.listen_due_at IS NOT NULL) AS pending
@@ -77,8 +86,13 @@ export async function selectListenSession(
   db: SqlExecutor,
   workspaceId: string,
   id: string,
+  now: number,
 ): Promise<ListenSessionRecord | null> {
-  const rows = await db.query<SessionRow>(sessionQuery("d.id = $2"), [workspaceId, id]);
+  const rows = await db.query<SessionRow>(sessionQuery("d.id = $3"), [
+    workspaceId,
+    now - streamSilenceMs,
+    id,
+  ]);
   const [session] = await toSessions(db, rows);
   return session ?? null;
 }
@@ -88,9 +102,11 @@ export async function selectListenSessions(
   db: SqlExecutor,
   workspaceId: string,
   limit: number,
+  now: number,
 ): Promise<ListenSessionRecord[]> {
-  const rows = await db.query<SessionRow>(sessionQuery("1 = 1", "ORDER BY d.seq DESC LIMIT $2"), [
+  const rows = await db.query<SessionRow>(sessionQuery("1 = 1", "ORDER BY d.seq DESC LIMIT $3"), [
     workspaceId,
+    now - streamSilenceMs,
     limit,
   ]);
   return toSessions(db, rows);
@@ -121,7 +137,7 @@ export async function openListenSession(
       await tx.execute("DELETE FROM destination_events WHERE destination_id = $1", [existing.id]);
       await insertEvents(tx, existing.id, session.events);
       await tx.execute("UPDATE destinations SET updated_at = $2 WHERE id = $1", [existing.id, now]);
-      const resumed = await selectListenSession(tx, session.workspaceId, existing.id);
+      const resumed = await selectListenSession(tx, session.workspaceId, existing.id, now);
       return { session: resumed as ListenSessionRecord, created: false };
     }
   }
@@ -140,7 +156,7 @@ export async function openListenSession(
     [session.id, session.workspaceId, true, session.secretCiphertext, now, session.name],
   );
   await insertEvents(tx, session.id, session.events);
-  const created = await selectListenSession(tx, session.workspaceId, session.id);
+  const created = await selectListenSession(tx, session.workspaceId, session.id, now);
   return { session: created as ListenSessionRecord, created: true };
 }
 
@@ -171,8 +187,8 @@ export async function endListenSession(
 }
 
 /**
- * Sessions with no stream, last connected before `before` (`unnamedBefore` for an unnamed
- * one, which no one can resume once its command is gone), at most `limit`.
+ * Sessions last connected before `before` (`unnamedBefore` for an unnamed one, which no one
+ * can resume once its command is gone), at most `limit`.
  */
 export async function selectExpiredListenSessions(
   db: SqlExecutor,
@@ -180,8 +196,10 @@ export async function selectExpiredListenSessions(
   limit: number,
 ): Promise<string[]> {
   const rows = await db.query<{ id: string }>(
+    // A connected stream records itself every minute: a session not seen for longer has
+    // none, whatever \`listen_stream\` says (a process that died could not clear it).
     `SELECT id FROM destinations
-     WHERE kind = 'listen' AND deleted_at IS NULL AND listen_stream IS NULL
+     WHERE kind = 'listen' AND deleted_at IS NULL
        AND (last_seen_at < $1 OR (name IS NULL AND last_seen_at < $2))
      ORDER BY last_seen_at LIMIT $3`,
     [cutoffs.before, cutoffs.unnamedBefore, limit],
@@ -243,7 +261,12 @@ export async function touchListenSession(
 
 /** What a stream's claim found: deliveries to push, or that the stream no longer holds it. */
 export type ListenClaim =
-  | { readonly kind: "claimed"; readonly deliveries: ClaimedDelivery[] }
+  | {
+      readonly kind: "claimed";
+      readonly deliveries: ClaimedDelivery[];
+      /** No room: as many as it may hold are pushed and unreported. */
+      readonly full: boolean;
+    }
   | { readonly kind: "replaced" }
   | { readonly kind: "ended" };
 
@@ -277,14 +300,14 @@ export async function claimForListenStream(
         [id, now],
       );
       const room = inFlight - Number(held?.held ?? 0);
-      if (room <= 0) return { kind: "claimed", deliveries: [] };
+      if (room <= 0) return { kind: "claimed", deliveries: [], full: true };
       const due = await tx.query<{ seq: number | string }>(
         `SELECT seq FROM deliveries
          WHERE destination_id = $1 AND status = 'pending' AND listen_due_at <= $2
          ORDER BY listen_due_at, seq LIMIT $3`,
         [id, now, room],
       );
-      if (due.length === 0) return { kind: "claimed", deliveries: [] };
+      if (due.length === 0) return { kind: "claimed", deliveries: [], full: false };
       const seqs = due.map((row) => Number(row.seq));
       const lease = newLease(token);
       await tx.execute(
@@ -292,7 +315,11 @@ export async function claimForListenStream(
          WHERE seq IN (${db.integersOfJsonArray("$3")})`,
         [now + leaseMs, lease, JSON.stringify(seqs)],
       );
-      return { kind: "claimed", deliveries: await selectClaimed(db, tx, seqs, lease) };
+      return {
+        kind: "claimed",
+        deliveries: await selectClaimed(db, tx, seqs, lease),
+        full: seqs.length === room,
+      };
     },
     { durable: false },
   );
