@@ -26,24 +26,38 @@ interface EventRow extends Record<string, unknown> {
 
 const columns = "seq, id, workspace_id, url, active, created_at, updated_at";
 
-export async function withEvents(
+/**
+ * The subscriptions of destinations (webhooks and listen sessions alike), in their order;
+ * read in one query for a page of rows.
+ */
+export async function subscriptionsOf(
   db: SqlExecutor,
-  rows: readonly DestinationRow[],
-): Promise<Destination[]> {
-  if (rows.length === 0) return [];
-  const ids = rows.map((row) => row.id);
+  ids: readonly string[],
+): Promise<(id: string) => EventSubscription[]> {
+  if (ids.length === 0) return () => [];
   const placeholders = ids.map((_, index) => `$${index + 1}`).join(", ");
   const eventRows = await db.query<EventRow>(
     `SELECT destination_id, event FROM destination_events
      WHERE destination_id IN (${placeholders}) ORDER BY destination_id, position`,
-    ids,
+    [...ids],
   );
   const eventsById = Map.groupBy(eventRows, (row) => row.destination_id);
+  return (id) => (eventsById.get(id) ?? []).map((eventRow) => eventRow.event);
+}
+
+async function withEvents(
+  db: SqlExecutor,
+  rows: readonly DestinationRow[],
+): Promise<Destination[]> {
+  const eventsOf = await subscriptionsOf(
+    db,
+    rows.map((row) => row.id),
+  );
   return rows.map((row) => ({
     id: row.id,
     workspaceId: row.workspace_id,
     url: row.url,
-    events: (eventsById.get(row.id) ?? []).map((eventRow) => eventRow.event),
+    events: eventsOf(row.id),
     active: toBoolean(row.active),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),

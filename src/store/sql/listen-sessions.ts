@@ -1,7 +1,7 @@
 import type { ClaimedDelivery, EventSubscription } from "../../interfaces.ts";
 import type { Database, SqlExecutor } from "../database.ts";
 import { newLease, selectClaimed } from "./deliveries.ts";
-import { insertEvents } from "./destinations.ts";
+import { insertEvents, subscriptionsOf } from "./destinations.ts";
 import { toDate, toNullableDate } from "./rows.ts";
 
 /** A listen session as stored (decision 34); `expiresAt` is worked out by the slice. */
@@ -61,20 +61,15 @@ async function toSessions(
   db: SqlExecutor,
   rows: readonly SessionRow[],
 ): Promise<ListenSessionRecord[]> {
-  if (rows.length === 0) return [];
-  const ids = rows.map((row) => row.id);
-  const eventRows = await db.query<{ destination_id: string; event: EventSubscription }>(
-    `SELECT destination_id, event FROM destination_events
-     WHERE destination_id IN (${ids.map((_, index) => `$${index + 1}`).join(", ")})
-     ORDER BY destination_id, position`,
-    ids,
+  const eventsOf = await subscriptionsOf(
+    db,
+    rows.map((row) => row.id),
   );
-  const eventsById = Map.groupBy(eventRows, (row) => row.destination_id);
   return rows.map((row) => ({
     id: row.id,
     workspaceId: row.workspace_id,
     name: row.name,
-    events: (eventsById.get(row.id) ?? []).map((eventRow) => eventRow.event),
+    events: eventsOf(row.id),
     createdAt: toDate(row.created_at),
     lastSeenAt: toNullableDate(row.last_seen_at),
     connected: row.listen_stream !== null,
