@@ -1,7 +1,13 @@
 import type { z } from "zod";
 import type { ErrorCode } from "../errors.ts";
 import type { Scope } from "../interfaces.ts";
-import { signedInSchema, signedOutSchema, signInBody, whoAmISchema } from "./auth.ts";
+import {
+  browserSignedInSchema,
+  signedInSchema,
+  signedOutSchema,
+  signInBody,
+  whoAmISchema,
+} from "./auth.ts";
 import { workspaceParams } from "./common.ts";
 import {
   deliveryDetailSchema,
@@ -26,6 +32,7 @@ import {
   listDestinationsQuery,
   updateDestinationBody,
 } from "./destinations.ts";
+import { deliveryStatsQuery, deliveryStatsSchema } from "./delivery-stats.ts";
 import { eventSummarySchema, listEventsQuery, publishBody } from "./events.ts";
 
 /**
@@ -71,6 +78,7 @@ export const bodyErrors: readonly ErrorCode[] = [
 ];
 /** What a POST, PATCH or DELETE may answer besides: idempotency keys, a full disk. */
 export const changeErrors: readonly ErrorCode[] = [
+  "csrf_token_invalid",
   "invalid_idempotency_key",
   "idempotency_error",
   "idempotency_in_progress",
@@ -242,6 +250,19 @@ export const operations = {
     success: { status: 202, description: "The delivery, pending.", schema: deliverySchema },
     errors: ["not_found", "delivery_expired", "delivery_in_flight", "destination_inactive"],
   },
+  getDeliveryStats: {
+    method: "get",
+    path: "/v1/workspaces/{workspace}/delivery-stats",
+    tag: "Deliveries",
+    summary: "Delivery statistics",
+    description:
+      "The last 24 hours of attempts, succeeded (2xx) and failed, in hourly buckets, with each destination's success rate, last attempt and the time it began failing: what the dashboard draws.",
+    access: "events:read",
+    params: workspaceParams,
+    query: deliveryStatsQuery,
+    success: { status: 200, description: "The statistics.", schema: deliveryStatsSchema },
+    errors: [],
+  },
   signIn: {
     method: "post",
     path: "/v1/auth/sessions",
@@ -251,6 +272,22 @@ export const operations = {
     access: "none",
     body: signInBody,
     success: { status: 201, description: "The session and its token.", schema: signedInSchema },
+    errors: ["invalid_credentials", "rate_limited"],
+  },
+  signInBrowser: {
+    method: "post",
+    path: "/v1/auth/browser-sessions",
+    tag: "Sign-in",
+    summary: "Sign in the dashboard",
+    description:
+      "As signing in, for a browser: the session's token is set in an HttpOnly, SameSite=Strict cookie (`svc_session`, Secure over TLS or with `behindTls`) and is not in the answer, which carries the session's CSRF token instead. A request that authenticates with the cookie and changes anything must send that token as `X-CSRF-Token`.",
+    access: "none",
+    body: signInBody,
+    success: {
+      status: 201,
+      description: "The session, its cookie set.",
+      schema: browserSignedInSchema,
+    },
     errors: ["invalid_credentials", "rate_limited"],
   },
   whoAmI: {
@@ -268,7 +305,8 @@ export const operations = {
     path: "/v1/auth/session",
     tag: "Sign-in",
     summary: "Sign out",
-    description: "Revokes the session the request carries.",
+    description:
+      "Revokes the session the request carries; with the dashboard's cookie, clears it too.",
     access: "credential",
     success: { status: 200, description: "Revoked.", schema: signedOutSchema },
     errors: [],
