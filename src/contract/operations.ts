@@ -78,12 +78,14 @@ export const bodyErrors: readonly ErrorCode[] = [
 ];
 /** What a POST, PATCH or DELETE may answer besides: idempotency keys, a full disk. */
 export const changeErrors: readonly ErrorCode[] = [
-  "csrf_token_invalid",
   "invalid_idempotency_key",
   "idempotency_error",
   "idempotency_in_progress",
   "storage_full",
 ];
+
+/** What a change that needs a credential may answer besides: the dashboard's cookie without its CSRF token. */
+export const cookieChangeErrors: readonly ErrorCode[] = ["csrf_token_invalid"];
 
 const listQueryErrors: readonly ErrorCode[] = ["invalid_cursor"];
 const destinationUrlErrors: readonly ErrorCode[] = [

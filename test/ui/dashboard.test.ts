@@ -10,6 +10,7 @@ import { launchBrowser, screenshot, seriousViolations } from "../support/browser
 import { deliveryEnv, verifiedTimestamp } from "../support/delivery.ts";
 import { serverFixture, type ServerFixture } from "../support/fixture.ts";
 import { always, startReceiver, type Receiver } from "../support/receiver.ts";
+import { createWorkspace, type Workspace } from "../support/server.ts";
 import { sharedTestCa, type TestCa } from "../support/tls.ts";
 
 /** An answer a receiver controls, meant to run as script if the page ever rendered it as HTML. */
@@ -27,6 +28,7 @@ describe("the dashboard in a browser", () => {
   let browser: Browser;
   let owner: TestUser;
   let viewer: TestUser;
+  let other: Workspace;
   let ownerPage: Page;
   const contexts: BrowserContext[] = [];
   const receivers: Receiver[] = [];
@@ -84,6 +86,9 @@ describe("the dashboard in a browser", () => {
       createUser(fixture.server, fixture.owner.id, "owner"),
       createUser(fixture.server, fixture.owner.id, "viewer"),
     ]);
+    // The owner is also a viewer of a second workspace, to switch to.
+    other = await createWorkspace(fixture.server);
+    await createUser(fixture.server, other.id, "viewer", owner.email);
     browser = await launchBrowser();
   });
   after(async () => {
@@ -255,6 +260,19 @@ describe("the dashboard in a browser", () => {
     assert.equal(await ownerPage.locator("pre.answer img, pre.answer script").count(), 0);
     assert.equal(await ownerPage.evaluate("window.__xss"), undefined, "no script ran");
     await screenshot(ownerPage, "08-event");
+  });
+
+  it("switches workspace, and draws each with the user's role there", async () => {
+    await ownerPage.goto(ui());
+    await ownerPage.getByRole("heading", { name: "Destinations", level: 1 }).waitFor();
+    await ownerPage.getByRole("button", { name: "Create destination" }).waitFor();
+    await ownerPage.getByRole("combobox", { name: "Workspace" }).selectOption(other.id);
+    await ownerPage.getByText("No destinations yet.").waitFor();
+    await ownerPage.getByText("(viewer)").waitFor();
+    assert.equal(await ownerPage.getByRole("button", { name: "Create destination" }).count(), 0);
+    assert.match(ownerPage.url(), new RegExp(`#/w/${other.id}/destinations$`));
+    await ownerPage.getByRole("combobox", { name: "Workspace" }).selectOption(fixture.owner.id);
+    await ownerPage.getByRole("button", { name: "Create destination" }).waitFor();
   });
 
   it("a viewer sees no control that would fail, and the API refuses the change when forced", async () => {

@@ -10,9 +10,13 @@ import type { SignedIn, WorkspaceAccess } from "../types.ts";
 /** The signed-in frame: workspace switcher, navigation, sign-out, and the page of the route. */
 export function Shell({ who, onSignedOut }: { who: SignedIn; onSignedOut: () => void }) {
   const route = parseRoute(useHash());
-  const [first] = who.workspaces;
+  // By name, so that the first (where the dashboard opens) does not depend on the database.
+  const workspaces = [...who.workspaces].sort(
+    (a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id),
+  );
+  const [first] = workspaces;
   const workspace: WorkspaceAccess | undefined =
-    route.page === "home" ? first : who.workspaces.find((each) => each.id === route.workspace);
+    route.page === "home" ? first : workspaces.find((each) => each.id === route.workspace);
 
   const signOut = async (): Promise<void> => {
     try {
@@ -56,7 +60,7 @@ export function Shell({ who, onSignedOut }: { who: SignedIn; onSignedOut: () => 
               window.location.hash = href({ page: "destinations", workspace: id });
             }}
           >
-            {who.workspaces.map((each) => (
+            {workspaces.map((each) => (
               <option key={each.id} value={each.id}>
                 {each.name === "" ? each.id : each.name}
               </option>
@@ -74,7 +78,7 @@ export function Shell({ who, onSignedOut }: { who: SignedIn; onSignedOut: () => 
       <main id="main" tabIndex={-1}>
         {workspace === undefined ? (
           <p>
-            {who.workspaces.length === 0
+            {workspaces.length === 0
               ? "Your account is a member of no workspace. Ask an operator to add you."
               : "You are not a member of this workspace."}
           </p>
