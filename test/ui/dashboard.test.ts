@@ -173,6 +173,9 @@ describe("the dashboard in a browser", () => {
     assert.equal(await row.locator('td[data-label="Status"]').textContent(), "200");
     assert.equal(await row.locator("pre.answer").textContent(), "OK");
     assert.ok(await row.locator("time").getAttribute("datetime"));
+    await ownerPage
+      .getByRole("img", { name: /This destination: [1-9]\d* attempts? succeeded/ })
+      .waitFor();
     await screenshot(ownerPage, "03-destination-delivered");
   });
 
@@ -210,6 +213,9 @@ describe("the dashboard in a browser", () => {
     await deliveryItem(ownerPage, eventId, "delivered");
     assert.equal(failing.requests.length, 4);
     assert.equal(failing.requests[3]?.headers["webhook-id"], eventId);
+    await ownerPage.locator(".facts .badge.healthy").waitFor();
+    await answers.nth(3).waitFor();
+    assert.equal(await answers.nth(3).textContent(), "OK", "the open log follows the new attempt");
     await screenshot(ownerPage, "06-destination-recovered");
   });
 

@@ -13,7 +13,7 @@ export function AttemptsChart({ stats, label }: { stats: DeliveryStats; label: s
   const slot = width / Math.max(1, buckets.length);
   const succeeded = buckets.reduce((sum, bucket) => sum + bucket.succeeded, 0);
   const failed = buckets.reduce((sum, bucket) => sum + bucket.failed, 0);
-  const summary = `${label}: ${succeeded} attempts succeeded and ${failed} failed in the last 24 hours.`;
+  const summary = `${label}: ${attempts(succeeded)} succeeded and ${failed} failed in the last 24 hours.`;
   return (
     <figure class="chart">
       <svg
@@ -42,10 +42,19 @@ export function AttemptsChart({ stats, label }: { stats: DeliveryStats; label: s
           );
         })}
       </svg>
+      <div class="axis" aria-hidden="true">
+        <span>24 hours ago</span>
+        {succeeded + failed === 0 && <span>No attempts</span>}
+        <span>now</span>
+      </div>
       <figcaption>
         <span class="legend ok">{succeeded} succeeded</span>{" "}
         <span class="legend failed">{failed} failed</span> — attempts per hour, last 24 hours
       </figcaption>
     </figure>
   );
+}
+
+function attempts(count: number): string {
+  return `${count} ${count === 1 ? "attempt" : "attempts"}`;
 }

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, inWorkspace } from "../api.ts";
 import { formatTime, outcomeOf } from "../format.ts";
 import { messageOf } from "../hooks.ts";
@@ -52,18 +52,22 @@ function DeliveryItem({
   const [message, setMessage] = useState<string | null>(null);
   const path = inWorkspace(workspaceId, `/deliveries/${encodeURIComponent(delivery.id)}`);
 
-  const toggle = async (): Promise<void> => {
-    if (open) {
-      setOpen(false);
-      return;
-    }
-    setOpen(true);
-    try {
-      setDetail(await api<DeliveryDetail>("GET", path));
-    } catch (failure) {
-      setMessage(messageOf(failure));
-    }
-  };
+  // Read when opened, and again whenever the list shows another attempt or status.
+  useEffect(() => {
+    if (!open) return undefined;
+    let current = true;
+    api<DeliveryDetail>("GET", path).then(
+      (loaded) => {
+        if (current) setDetail(loaded);
+      },
+      (failure: unknown) => {
+        if (current) setMessage(messageOf(failure));
+      },
+    );
+    return () => {
+      current = false;
+    };
+  }, [open, path, delivery.attempts, delivery.status]);
   const retry = async (): Promise<void> => {
     try {
       await api("POST", `${path}/retry`);
@@ -99,7 +103,9 @@ function DeliveryItem({
             class="secondary"
             aria-expanded={open}
             aria-controls={attemptsId}
-            onClick={() => void toggle()}
+            onClick={() => {
+              setOpen(!open);
+            }}
           >
             {open ? "Hide attempts" : "Attempts"}
           </button>

@@ -31,7 +31,7 @@ export function DestinationPage({ workspace, id }: { workspace: WorkspaceAccess;
         inWorkspace(workspace.id, `/delivery-stats?destination=${encodeURIComponent(id)}`),
       ),
     key,
-    3000,
+    2000,
   );
   const deliveries = useLoad(
     () =>
