@@ -72,8 +72,12 @@ export interface DeliveryLog {
     destinationId: string | null,
     window: AttemptWindow,
   ): Promise<AttemptBucket[]>;
-  /** How each destination attempted since `since` has fared. */
-  destinationHealth(workspaceId: string, since: Date): Promise<DestinationHealth[]>;
+  /** How each destination (or one) attempted since `since` has fared. */
+  destinationHealth(
+    workspaceId: string,
+    destinationId: string | null,
+    since: Date,
+  ): Promise<DestinationHealth[]>;
 }
 
 /**
@@ -129,8 +133,12 @@ export class SqlDeliveryLog extends SqlSlice implements DeliveryLog {
     return selectAttemptBuckets(this.db, workspaceId, destinationId, window);
   }
 
-  destinationHealth(workspaceId: string, since: Date): Promise<DestinationHealth[]> {
-    return selectDestinationHealth(this.db, workspaceId, since);
+  destinationHealth(
+    workspaceId: string,
+    destinationId: string | null,
+    since: Date,
+  ): Promise<DestinationHealth[]> {
+    return selectDestinationHealth(this.db, workspaceId, destinationId, since);
   }
 
   async recoverDeliveries(destinationId: string, since: Date): Promise<number> {

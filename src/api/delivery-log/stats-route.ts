@@ -25,6 +25,8 @@ function healthBody(health: DestinationHealth): DestinationHealthBody {
 /**
  * `GET …/delivery-stats` (decision 35): the window ends with the current hour, so that its
  * buckets are whole hours of the clock and the chart's last bar grows as the hour goes on.
+ * Its cost grows with the instance's attempts of the day (docs/PERFORMANCE.md, issue 21), so
+ * the dashboard asks for it less often than for the delivery log.
  */
 export function registerDeliveryStatsRoute(
   app: FastifyInstance,
@@ -40,7 +42,7 @@ export function registerDeliveryStatsRoute(
     const since = new Date(currentHour - (statsWindow.buckets - 1) * statsWindow.bucketMs);
     const [buckets, health] = await Promise.all([
       store.log.attemptBuckets(workspace, destination, { since, ...statsWindow }),
-      store.log.destinationHealth(workspace, since),
+      store.log.destinationHealth(workspace, destination, since),
     ]);
     return successBody(getDeliveryStats, {
       since: since.toISOString(),
@@ -50,9 +52,7 @@ export function registerDeliveryStatsRoute(
         succeeded: bucket.succeeded,
         failed: bucket.failed,
       })),
-      destinations: health
-        .filter((each) => destination === null || each.destinationId === destination)
-        .map(healthBody),
+      destinations: health.map(healthBody),
     });
   });
 }

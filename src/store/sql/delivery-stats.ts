@@ -39,6 +39,13 @@ export interface AttemptWindow {
 
 const success = "CASE WHEN a.status_code BETWEEN 200 AND 299 THEN 1 ELSE 0 END";
 
+/** `AND d.destination_id = $n` when one destination is asked for, its value added to `values`. */
+function destinationCondition(destinationId: string | null, values: SqlValue[]): string {
+  if (destinationId === null) return "";
+  values.push(destinationId);
+  return `AND d.destination_id = $${values.length}`;
+}
+
 /** Every bucket of the window, oldest first, those without attempts as zeros. */
 export async function selectAttemptBuckets(
   db: SqlExecutor,
@@ -48,11 +55,7 @@ export async function selectAttemptBuckets(
 ): Promise<AttemptBucket[]> {
   const since = window.since.getTime();
   const values: SqlValue[] = [workspaceId, since, window.bucketMs];
-  let destinationCondition = "";
-  if (destinationId !== null) {
-    values.push(destinationId);
-    destinationCondition = `AND d.destination_id = $${values.length}`;
-  }
+  const onlyDestination = destinationCondition(destinationId, values);
   const rows = await db.query<{
     bucket: number | string;
     succeeded: number | string;
@@ -61,7 +64,7 @@ export async function selectAttemptBuckets(
     `SELECT CAST((a.started_at - $2) / $3 AS INTEGER) AS bucket,
        SUM(${success}) AS succeeded, COUNT(*) AS total
      FROM delivery_attempts a JOIN deliveries d ON d.seq = a.delivery_seq
-     WHERE a.started_at >= $2 AND d.workspace_id = $1 ${destinationCondition}
+     WHERE a.started_at >= $2 AND d.workspace_id = $1 ${onlyDestination}
      GROUP BY 1`,
     values,
   );
@@ -82,42 +85,52 @@ interface HealthRow extends Record<string, unknown> {
   attempts: number | string;
   succeeded: number | string;
   last_attempt_at: number | string | null;
-  last_success_at: number | string | null;
+  last_attempt_key: number | string | null;
   first_failure_after: number | string | null;
 }
 
-/** The health of each destination of the workspace that was attempted since `since`. */
+/**
+ * The health of each destination of the workspace (or of one) attempted since `since`. The last
+ * attempt's status code comes with its time as one number (`started_at * 1000 + status`, 0
+ * for no answer), so that one aggregate finds both: a subquery per destination would read the
+ * window again for each.
+ */
 export async function selectDestinationHealth(
   db: SqlExecutor,
   workspaceId: string,
+  destinationId: string | null,
   since: Date,
 ): Promise<DestinationHealth[]> {
-  const rows = await db.query<HealthRow & { last_status_code: number | string | null }>(
+  const values: SqlValue[] = [workspaceId, since.getTime()];
+  const onlyDestination = destinationCondition(destinationId, values);
+  const rows = await db.query<HealthRow>(
     `WITH tried AS (
        SELECT d.destination_id, a.started_at, a.status_code, ${success} AS ok
        FROM delivery_attempts a JOIN deliveries d ON d.seq = a.delivery_seq
-       WHERE a.started_at >= $2 AND d.workspace_id = $1
+       WHERE a.started_at >= $2 AND d.workspace_id = $1 ${onlyDestination}
      ),
      last_success AS (
        SELECT destination_id, MAX(CASE WHEN ok = 1 THEN started_at END) AS at
        FROM tried GROUP BY destination_id
      )
      SELECT t.destination_id, COUNT(*) AS attempts, SUM(t.ok) AS succeeded,
-       MAX(t.started_at) AS last_attempt_at, s.at AS last_success_at,
+       MAX(t.started_at) AS last_attempt_at,
+       MAX(t.started_at * 1000 + COALESCE(t.status_code, 0)) AS last_attempt_key,
        MIN(CASE WHEN t.ok = 0 AND (s.at IS NULL OR t.started_at > s.at)
-         THEN t.started_at END) AS first_failure_after,
-       (SELECT l.status_code FROM tried l WHERE l.destination_id = t.destination_id
-        ORDER BY l.started_at DESC LIMIT 1) AS last_status_code
+         THEN t.started_at END) AS first_failure_after
      FROM tried t JOIN last_success s ON s.destination_id = t.destination_id
-     GROUP BY t.destination_id, s.at`,
-    [workspaceId, since.getTime()],
+     GROUP BY t.destination_id`,
+    values,
   );
-  return rows.map((row) => ({
-    destinationId: row.destination_id,
-    attempts: Number(row.attempts),
-    succeeded: Number(row.succeeded),
-    lastAttemptAt: toNullableDate(row.last_attempt_at),
-    lastStatusCode: row.last_status_code === null ? null : Number(row.last_status_code),
-    failingSince: toNullableDate(row.first_failure_after),
-  }));
+  return rows.map((row) => {
+    const lastStatusCode = Number(row.last_attempt_key ?? 0) % 1000;
+    return {
+      destinationId: row.destination_id,
+      attempts: Number(row.attempts),
+      succeeded: Number(row.succeeded),
+      lastAttemptAt: toNullableDate(row.last_attempt_at),
+      lastStatusCode: lastStatusCode === 0 ? null : lastStatusCode,
+      failingSince: toNullableDate(row.first_failure_after),
+    };
+  });
 }

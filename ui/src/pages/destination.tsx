@@ -31,7 +31,7 @@ export function DestinationPage({ workspace, id }: { workspace: WorkspaceAccess;
         inWorkspace(workspace.id, `/delivery-stats?destination=${encodeURIComponent(id)}`),
       ),
     key,
-    2000,
+    5000,
   );
   const deliveries = useLoad(
     () =>

@@ -23,7 +23,7 @@ export function DestinationsPage({ workspace }: { workspace: WorkspaceAccess }) 
         ? api<DeliveryStats>("GET", inWorkspace(workspace.id, "/delivery-stats"))
         : Promise.resolve(null),
     workspace.id,
-    5000,
+    15_000,
   );
   const [created, setCreated] = useState<{ id: string; secret: string } | null>(null);
   const health = new Map(
