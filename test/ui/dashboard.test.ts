@@ -265,6 +265,10 @@ describe("the dashboard in a browser", () => {
     await ownerPage.getByText(JSON.stringify(xssAnswer).slice(1, 20)).waitFor();
     assert.equal(await ownerPage.locator("pre.answer img, pre.answer script").count(), 0);
     assert.equal(await ownerPage.evaluate("window.__xss"), undefined, "no script ran");
+    await ownerPage
+      .getByRole("link", { name: /^to dst_/ })
+      .first()
+      .waitFor();
     await screenshot(ownerPage, "08-event");
   });
 
@@ -342,6 +346,21 @@ describe("the dashboard in a browser", () => {
       .addCookies([{ name: "svc_session", value: "svs_forged", url: fixture.server.url }]);
     await forged.goto(ui());
     await forged.getByRole("heading", { name: "Sign in to svc" }).waitFor();
+  });
+
+  it("signing out ends the session: the sign-in form again, and the old cookie is refused", async () => {
+    const page = await newPage();
+    await signIn(page, owner);
+    const [cookie] = (await page.context().cookies()).filter((each) => each.name === "svc_session");
+    assert.ok(cookie);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in to svc" }).waitFor();
+    const left = (await page.context().cookies()).filter((each) => each.name === "svc_session");
+    assert.deepEqual(left, [], "the cookie is cleared");
+    const replayed = await fetch(new URL(workspacePath("/webhooks"), fixture.server.url), {
+      headers: { cookie: `svc_session=${cookie.value}` },
+    });
+    assert.equal(replayed.status, 401, "the session is revoked, not only forgotten");
   });
 
   it("has no serious or critical accessibility violations (axe-core), and fits a narrow screen", async () => {

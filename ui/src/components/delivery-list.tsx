@@ -5,6 +5,9 @@ import { messageOf } from "../hooks.ts";
 import { href } from "../routes.ts";
 import type { Delivery, DeliveryDetail } from "../types.ts";
 
+/** What a delivery's row links to: its event (in a destination's log) or its destination (in an event's). */
+export type DeliveryLink = "event" | "destination";
+
 /**
  * Deliveries, newest first, each with its attempts on demand: time, outcome, duration and the
  * receiver's answer, which is shown as text (it is whatever the receiver sent).
@@ -14,11 +17,13 @@ export function DeliveryList({
   deliveries,
   canRetry,
   onChanged,
+  link,
 }: {
   workspaceId: string;
   deliveries: Delivery[];
   canRetry: boolean;
   onChanged: () => void;
+  link: DeliveryLink;
 }) {
   if (deliveries.length === 0) return <p>No deliveries yet.</p>;
   return (
@@ -30,6 +35,7 @@ export function DeliveryList({
           delivery={delivery}
           canRetry={canRetry}
           onChanged={onChanged}
+          link={link}
         />
       ))}
     </ul>
@@ -41,11 +47,13 @@ function DeliveryItem({
   delivery,
   canRetry,
   onChanged,
+  link,
 }: {
   workspaceId: string;
   delivery: Delivery;
   canRetry: boolean;
   onChanged: () => void;
+  link: DeliveryLink;
 }) {
   const [detail, setDetail] = useState<DeliveryDetail | null>(null);
   const [open, setOpen] = useState(false);
@@ -85,9 +93,21 @@ function DeliveryItem({
     <li class={`delivery status-${delivery.status}`} data-delivery={delivery.id}>
       <div class="delivery-head">
         <span class={`badge ${delivery.status}`}>{delivery.status}</span>
-        <a href={href({ page: "event", workspace: workspaceId, id: delivery.event_id })}>
-          {delivery.event_type}
-        </a>
+        {link === "event" ? (
+          <a href={href({ page: "event", workspace: workspaceId, id: delivery.event_id })}>
+            {delivery.event_type}
+          </a>
+        ) : (
+          <a
+            href={href({
+              page: "destination",
+              workspace: workspaceId,
+              id: delivery.destination_id,
+            })}
+          >
+            to {delivery.destination_id}
+          </a>
+        )}
         <span>
           {delivery.attempts} {delivery.attempts === 1 ? "attempt" : "attempts"}
         </span>

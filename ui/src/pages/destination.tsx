@@ -175,6 +175,7 @@ export function DestinationPage({ workspace, id }: { workspace: WorkspaceAccess;
           deliveries={deliveries.data.data}
           canRetry={canSend}
           onChanged={deliveries.reload}
+          link="event"
         />
       )}
     </>

@@ -41,6 +41,7 @@ export function EventPage({ workspace, id }: { workspace: WorkspaceAccess; id: s
             deliveries={event.data.deliveries}
             canRetry={grants(workspace.scopes, "events:write")}
             onChanged={event.reload}
+            link="destination"
           />
         </>
       )}
