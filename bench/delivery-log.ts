@@ -6,7 +6,9 @@
  * the API (`inject()`, so the figures are the server's own, without a network): the first
  * page of the destination's deliveries, its first page of failed ones, a page 50 pages deep,
  * a time window an hour back, one delivery and one event by id, and the workspace's events
- * and failed deliveries. Prints p50/p99 per request and engine.
+ * and failed deliveries; and the dashboard's delivery statistics (one attempt per delivery, all
+ * of them inside its 24-hour window), of the workspace and of the destination. Prints p50/p99
+ * per request and engine.
  */
 import { join } from "node:path";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -20,6 +22,8 @@ import { argument, percentile, progress, round } from "./stats.ts";
 
 const rows = Number(argument("--rows") ?? 1_000_000);
 const requests = Number(argument("--requests") ?? 400);
+/** The statistics read every attempt of the window: fewer requests of them. */
+const statsRequests = Math.max(5, Math.ceil(requests / 20));
 /** Rows per INSERT statement (and transaction): both engines take this comfortably. */
 const chunk = 50_000;
 /** Milliseconds between consecutive events: 6,000 a minute. */
@@ -41,10 +45,12 @@ function fillSql(db: Database, start: number): { events: string; deliveries: str
       : `lpad(to_hex(${expression}), ${width}, '0')`;
   const time = `(${start} + i * ${spacingMs})`;
   const eventId = `'evt_' || ${hex(time, 12)} || ${hex("i", 16)}`;
+  // The notification as the service writes it, which a get of the event answers.
+  const body = `'{"id":"' || ${eventId} || '","type":"job.completed","api_version":"2026-11-01","created":' || CAST(${time} / 1000 AS BIGINT) || ',"data":{"object":{"id":"bench"}}}'`;
   return {
     events: `${numbers}
       INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
-      SELECT ${eventId}, $3, 'job.completed', '{"id":"bench"}', '2026-11-01', ${time} FROM n`,
+      SELECT ${eventId}, $3, 'job.completed', ${body}, '2026-11-01', ${time} FROM n`,
     deliveries: `${numbers}
       INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
                               attempts, next_attempt_at, last_attempt_at, last_status_code,
@@ -63,9 +69,9 @@ interface ListFigures {
   readonly p99_ms: number;
 }
 
-async function timeList(api: InProcessApi, path: string): Promise<ListFigures> {
+async function timeList(api: InProcessApi, path: string, count = requests): Promise<ListFigures> {
   const times: number[] = [];
-  for (let index = 0; index < requests; index += 1) {
+  for (let index = 0; index < count; index += 1) {
     const started = performance.now();
     const response = await api.call("GET", path);
     times.push(performance.now() - started);
@@ -95,6 +101,11 @@ async function measureEngine(location: string): Promise<Record<string, ListFigur
         });
         if (to % 200_000 === 0 || to === rows) progress(`  ${to} rows`);
       }
+      // One attempt per delivery, when it was last attempted: what the statistics count.
+      await db.execute(
+        `INSERT INTO delivery_attempts (delivery_seq, attempt, started_at, duration_ms, status_code)
+         SELECT seq, 1, last_attempt_at, 5, last_status_code FROM deliveries`,
+      );
       if (db.dialect === "postgres") await db.execute("ANALYZE");
     } finally {
       await db.close();
@@ -124,6 +135,16 @@ async function measureEngine(location: string): Promise<Record<string, ListFigur
       "the workspace's failed deliveries, first page": await timeList(
         api,
         "/deliveries?status=failed",
+      ),
+      "delivery statistics of the workspace (24 h)": await timeList(
+        api,
+        "/delivery-stats",
+        statsRequests,
+      ),
+      "delivery statistics of the destination (24 h)": await timeList(
+        api,
+        `/delivery-stats?destination=${destination}`,
+        statsRequests,
       ),
     };
   } finally {

@@ -128,6 +128,12 @@ export const errorCatalog = {
     exit: ExitStatus.auth,
     message: "These credentials lack the scope this operation needs.",
   },
+  csrf_token_invalid: {
+    status: 403,
+    exit: ExitStatus.auth,
+    message:
+      "A change made with the dashboard's session cookie needs the session's CSRF token in X-CSRF-Token. Reload the dashboard, or send the session token as `Authorization: Bearer <token>`.",
+  },
   // Lookups.
   not_found: {
     status: 404,

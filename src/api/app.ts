@@ -1,11 +1,14 @@
+import fastifyCookie from "@fastify/cookie";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { SigningKeys } from "../delivery/signing-keys.ts";
 import { AppError } from "../errors.ts";
 import { AccessLog } from "./access-log.ts";
 import { registerAuthRoutes } from "./auth/routes.ts";
 import { registerAuthorisation } from "./authenticate.ts";
+import { registerDashboard } from "./dashboard/routes.ts";
 import type { ApiDependencies } from "./dependencies.ts";
 import { registerDeliveryLogRoutes } from "./delivery-log/routes.ts";
+import { registerDeliveryStatsRoute } from "./delivery-log/stats-route.ts";
 import { frameworkRefusals, registerErrorHandling } from "./error-handler.ts";
 import { registerEventRoutes } from "./events/routes.ts";
 import { registerIdempotency } from "./idempotency.ts";
@@ -32,6 +35,8 @@ export function buildApi(
     bodyLimit: dependencies.limits.requestBodyLimit,
     ...frameworkRefusals,
   });
+  // Cookies are parsed only where a credential is read (auth/cookie-session.ts), not by a hook.
+  void app.register(fastifyCookie, { hook: false });
   registerMetrics(app, dependencies.metrics);
   refuseWhileClosing(app);
   keepRawJsonBody(app);
@@ -45,6 +50,8 @@ export function buildApi(
   registerEventRoutes(app, dependencies);
   registerDeliveryLogRoutes(app, dependencies);
   registerListenRoutes(app, dependencies, startListenStreams(app, dependencies));
+  registerDeliveryStatsRoute(app, dependencies);
+  registerDashboard(app);
   return app;
 }
 

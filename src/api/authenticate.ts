@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import "./request-context.ts";
 import { AppError } from "../errors.ts";
 import type { Scope, Store } from "../interfaces.ts";
-import { identify, scopesIn, type Credential } from "./auth/credential.ts";
+import { checkCsrf, cookieToken } from "./auth/cookie-session.ts";
+import { identify, scopesIn, SESSION_TOKEN_PREFIX, type Credential } from "./auth/credential.ts";
 import { isWellFormedId } from "./parse-input.ts";
 
 /** A scope that grants another: write implies read. */
@@ -15,8 +16,22 @@ export function grants(scopes: readonly Scope[], needed: Scope): boolean {
   return scopes.some((scope) => scope === needed || implied[scope] === needed);
 }
 
-function bearerToken(request: FastifyRequest): string {
+/**
+ * The token the request presents: `Authorization: Bearer`, or else the dashboard's session
+ * cookie, which only a session token may be and which needs the session's CSRF token on any
+ * change (decision 35). A request with both is judged by its header alone.
+ */
+function presentedToken(request: FastifyRequest): string {
   const header = request.headers.authorization;
+  const fromCookie = header === undefined ? cookieToken(request) : undefined;
+  if (fromCookie !== undefined) {
+    if (!fromCookie.startsWith(SESSION_TOKEN_PREFIX)) {
+      throw new AppError("unauthenticated", "The session cookie is not valid. Sign in again.");
+    }
+    checkCsrf(request, fromCookie);
+    request.viaCookie = true;
+    return fromCookie;
+  }
   const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (match?.[1] === undefined) {
     throw new AppError(
@@ -46,7 +61,7 @@ async function authorise(
   workspaceId: string,
   scope: Scope,
 ): Promise<Credential> {
-  const credential = await identify(store, bearerToken(request), useNotRecorded(request));
+  const credential = await identify(store, presentedToken(request), useNotRecorded(request));
   const scopes = isWellFormedId(workspaceId)
     ? await scopesIn(store, credential, workspaceId)
     : null;
@@ -78,7 +93,7 @@ export function registerAuthorisation(
       request.credential = await authorise(store, request, workspace, scope);
       request.authorisedWorkspace = workspace;
     } else if (authenticated === true) {
-      request.credential = await identify(store, bearerToken(request), useNotRecorded(request));
+      request.credential = await identify(store, presentedToken(request), useNotRecorded(request));
     }
   });
 }

@@ -22,6 +22,8 @@ export interface ApiDependencies extends UrlCheckDependencies {
   readonly store: ApiStore;
   readonly secretBox: SecretBox;
   readonly clock: Clock;
+  /** Users reach the server over https through a proxy: the session cookie is Secure (`behindTls`). */
+  readonly behindTls: boolean;
   /** How long a session lasts from sign-in (`sessionTtl`). */
   readonly sessionTtlMs: number;
   readonly limits: ApiLimits;

@@ -18,6 +18,8 @@ declare module "fastify" {
     rawBody?: string;
     /** Who is calling, on routes with a scope or marked `authenticated`. */
     credential?: Credential;
+    /** The credential came in the dashboard's session cookie (decision 35), not a header. */
+    viaCookie?: boolean;
     /** The workspace of the path, once the credential is known to have the route's scope there. */
     authorisedWorkspace?: string;
     /** The idempotency key this request holds, while it runs. */

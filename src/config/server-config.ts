@@ -126,6 +126,15 @@ const schema = z
     attemptRetention: duration,
     /** How long events and their finished deliveries are kept. Default 30d. */
     eventRetention: duration,
+    /**
+     * Users reach the server over https through a TLS-terminating proxy: the dashboard's
+     * session cookie is then marked Secure (it is whenever the request itself came over TLS).
+     * Default false.
+     */
+    behindTls: z.preprocess(
+      (value) => (value === "true" ? true : value === "false" ? false : value),
+      z.boolean({ error: "must be true or false" }),
+    ),
     /** How long a session from `svc auth login` lasts before signing in again. Default 30d. */
     sessionTtl: duration.refine((ms) => ms > 0, { message: "must be more than 0" }),
     /** How long a listen session is kept after its stream was last connected. Default 72h. */
@@ -185,6 +194,7 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     sessionTtl: "30d",
     listenSessionTtl: "72h",
     listenHeartbeat: "15s",
+    behindTls: false,
     requestBodyLimit: "16KiB",
     eventBodyLimit: "256KiB",
     eventDepthLimit: 32,
@@ -216,6 +226,7 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   sessionTtl: "SVC_SESSION_TTL",
   listenSessionTtl: "SVC_LISTEN_SESSION_TTL",
   listenHeartbeat: "SVC_LISTEN_HEARTBEAT",
+  behindTls: "SVC_BEHIND_TLS",
   requestBodyLimit: "SVC_REQUEST_BODY_LIMIT",
   eventBodyLimit: "SVC_EVENT_BODY_LIMIT",
   eventDepthLimit: "SVC_EVENT_DEPTH_LIMIT",

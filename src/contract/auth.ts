@@ -44,6 +44,21 @@ export const signedInSchema = z
   })
   .meta({ id: "SignedIn" });
 
+const csrfToken = z.string().meta({
+  description:
+    "The session's CSRF token: send it as `X-CSRF-Token` with every change made with the session cookie.",
+});
+
+/** A dashboard's sign-in: the token went into an HttpOnly cookie and is not in the answer. */
+export const browserSignedInSchema = z
+  .object({
+    csrf_token: csrfToken,
+    expires_at: isoTime,
+    user,
+    workspaces: z.array(workspaceAccessSchema),
+  })
+  .meta({ id: "BrowserSignedIn" });
+
 export const whoAmISchema = z
   .discriminatedUnion("kind", [
     z.object({
@@ -51,6 +66,10 @@ export const whoAmISchema = z
       user,
       expires_at: isoTime,
       workspaces: z.array(workspaceAccessSchema),
+      csrf_token: csrfToken.optional().meta({
+        description:
+          "Only when the request authenticated with the dashboard's session cookie: its CSRF token.",
+      }),
     }),
     z.object({
       kind: z.literal("api_key"),

@@ -10,6 +10,7 @@ import { errorSchema } from "./common.ts";
 import {
   bodyErrors,
   changeErrors,
+  cookieChangeErrors,
   commonErrors,
   operations,
   workspaceErrors,
@@ -27,6 +28,9 @@ export function errorsOf(operation: Operation): ErrorCode[] {
   if (operation.path.includes("{workspace}")) for (const code of workspaceErrors) codes.add(code);
   if (operation.body !== undefined) for (const code of bodyErrors) codes.add(code);
   if (operation.method !== "get") for (const code of changeErrors) codes.add(code);
+  if (operation.method !== "get" && operation.access !== "none") {
+    for (const code of cookieChangeErrors) codes.add(code);
+  }
   return [...codes];
 }
 

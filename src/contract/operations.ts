@@ -1,7 +1,13 @@
 import type { z } from "zod";
 import type { ErrorCode } from "../errors.ts";
 import type { Scope } from "../interfaces.ts";
-import { signedInSchema, signedOutSchema, signInBody, whoAmISchema } from "./auth.ts";
+import {
+  browserSignedInSchema,
+  signedInSchema,
+  signedOutSchema,
+  signInBody,
+  whoAmISchema,
+} from "./auth.ts";
 import { workspaceParams } from "./common.ts";
 import {
   deliveryDetailSchema,
@@ -26,6 +32,7 @@ import {
   listDestinationsQuery,
   updateDestinationBody,
 } from "./destinations.ts";
+import { deliveryStatsQuery, deliveryStatsSchema } from "./delivery-stats.ts";
 import { eventSummarySchema, listEventsQuery, publishBody } from "./events.ts";
 import {
   listenResultBody,
@@ -86,6 +93,9 @@ export const changeErrors: readonly ErrorCode[] = [
   "idempotency_in_progress",
   "storage_full",
 ];
+
+/** What a change that needs a credential may answer besides: the dashboard's cookie without its CSRF token. */
+export const cookieChangeErrors: readonly ErrorCode[] = ["csrf_token_invalid"];
 
 const listQueryErrors: readonly ErrorCode[] = ["invalid_cursor"];
 const destinationUrlErrors: readonly ErrorCode[] = [
@@ -326,6 +336,19 @@ export const operations = {
     success: { status: 200, description: "The delivery as it now stands.", schema: deliverySchema },
     errors: ["not_found", "listen_claim_expired"],
   },
+  getDeliveryStats: {
+    method: "get",
+    path: "/v1/workspaces/{workspace}/delivery-stats",
+    tag: "Deliveries",
+    summary: "Delivery statistics",
+    description:
+      "The last 24 hours of attempts, succeeded (2xx) and failed, in hourly buckets, with each destination's success rate, last attempt and the time it began failing: what the dashboard draws.",
+    access: "events:read",
+    params: workspaceParams,
+    query: deliveryStatsQuery,
+    success: { status: 200, description: "The statistics.", schema: deliveryStatsSchema },
+    errors: [],
+  },
   signIn: {
     method: "post",
     path: "/v1/auth/sessions",
@@ -335,6 +358,22 @@ export const operations = {
     access: "none",
     body: signInBody,
     success: { status: 201, description: "The session and its token.", schema: signedInSchema },
+    errors: ["invalid_credentials", "rate_limited"],
+  },
+  signInBrowser: {
+    method: "post",
+    path: "/v1/auth/browser-sessions",
+    tag: "Sign-in",
+    summary: "Sign in the dashboard",
+    description:
+      "As signing in, for a browser: the session's token is set in an HttpOnly, SameSite=Strict cookie (`svc_session`, Secure over TLS or with `behindTls`) and is not in the answer, which carries the session's CSRF token instead. A request that authenticates with the cookie and changes anything must send that token as `X-CSRF-Token`.",
+    access: "none",
+    body: signInBody,
+    success: {
+      status: 201,
+      description: "The session, its cookie set.",
+      schema: browserSignedInSchema,
+    },
     errors: ["invalid_credentials", "rate_limited"],
   },
   whoAmI: {
@@ -352,7 +391,8 @@ export const operations = {
     path: "/v1/auth/session",
     tag: "Sign-in",
     summary: "Sign out",
-    description: "Revokes the session the request carries.",
+    description:
+      "Revokes the session the request carries; with the dashboard's cookie, clears it too.",
     access: "credential",
     success: { status: 200, description: "Revoked.", schema: signedOutSchema },
     errors: [],

@@ -113,6 +113,7 @@ export async function startServer(
               secretBox,
               clock,
               sessionTtlMs: config.sessionTtl,
+              behindTls: config.behindTls,
               limits: config,
               eventRetentionMs: config.eventRetention,
               resolver,

@@ -18,7 +18,16 @@ import {
   selectEvent,
   selectEventPage,
 } from "./sql/delivery-log.ts";
+import {
+  selectAttemptBuckets,
+  selectDestinationHealth,
+  type AttemptBucket,
+  type AttemptWindow,
+  type DestinationHealth,
+} from "./sql/delivery-stats.ts";
 import { SqlSlice } from "./sql-slice.ts";
+
+export type { AttemptBucket, AttemptWindow, DestinationHealth } from "./sql/delivery-stats.ts";
 
 /** A page of a list: at most `limit` items, after `cursor` (null: from the newest). */
 export interface PageRequest {
@@ -57,6 +66,18 @@ export interface DeliveryLog {
    * `since`; returns how many. The destination must exist and be active (the caller checks).
    */
   recoverDeliveries(destinationId: string, since: Date): Promise<number>;
+  /** The workspace's attempts (or one destination's) in each bucket of the window. */
+  attemptBuckets(
+    workspaceId: string,
+    destinationId: string | null,
+    window: AttemptWindow,
+  ): Promise<AttemptBucket[]>;
+  /** How each destination (or one) attempted since `since` has fared. */
+  destinationHealth(
+    workspaceId: string,
+    destinationId: string | null,
+    since: Date,
+  ): Promise<DestinationHealth[]>;
 }
 
 /**
@@ -102,6 +123,22 @@ export class SqlDeliveryLog extends SqlSlice implements DeliveryLog {
     );
     if (outcome?.kind === "queued") this.#onQueued();
     return outcome;
+  }
+
+  attemptBuckets(
+    workspaceId: string,
+    destinationId: string | null,
+    window: AttemptWindow,
+  ): Promise<AttemptBucket[]> {
+    return selectAttemptBuckets(this.db, workspaceId, destinationId, window);
+  }
+
+  destinationHealth(
+    workspaceId: string,
+    destinationId: string | null,
+    since: Date,
+  ): Promise<DestinationHealth[]> {
+    return selectDestinationHealth(this.db, workspaceId, destinationId, since);
   }
 
   async recoverDeliveries(destinationId: string, since: Date): Promise<number> {

@@ -52,6 +52,7 @@ async function apiOn(location: string) {
       addressPolicy: new AddressPolicy(),
       destinationPorts: new PortSet(["443"]),
       sessionTtlMs: 3_600_000,
+      behindTls: false,
       limits: loadServerConfig({ env: {}, flags: {} }),
       eventRetentionMs: 86_400_000,
       metrics: metricsOf(store, clock),

@@ -74,13 +74,18 @@ describe("the npm package: packed, installed globally into a clean prefix, run",
       "dist/src/bin/svc.js",
       "dist/src/index.js",
       "dist/src/index.d.ts",
+      "dist/ui/index.html",
       "migrations/sqlite/000001_init.sql",
       "migrations/postgres/000001_init.sql",
     ]) {
       assert.ok(packedFiles.includes(path), `${path} is packed`);
     }
     const strays = packedFiles.filter(
-      (path) => path.startsWith("dist/test/") || path.startsWith("src/") || path === ".npmrc",
+      (path) =>
+        path.startsWith("dist/test/") ||
+        path.startsWith("src/") ||
+        path.startsWith("ui/") ||
+        path === ".npmrc",
     );
     assert.deepEqual(strays, []);
   });
@@ -91,7 +96,7 @@ describe("the npm package: packed, installed globally into a clean prefix, run",
     assert.equal(run.stdout.trim(), manifest.version);
   });
 
-  it("svc server starts from the installed package and answers /healthz", async () => {
+  it("svc server starts from the installed package, answers /healthz and serves the dashboard", async () => {
     const server = await startTestServer({
       dataDir: join(dir.path, "data"),
       bin: join(prefix, "bin", "svc"),
@@ -101,6 +106,10 @@ describe("the npm package: packed, installed globally into a clean prefix, run",
       const response = await fetch(new URL("/healthz", server.url));
       assert.equal(response.status, 200);
       assert.deepEqual(await response.json(), { status: "ok" });
+      const dashboard = await fetch(new URL("/ui/", server.url));
+      assert.equal(dashboard.status, 200);
+      assert.match(dashboard.headers.get("content-type") ?? "", /^text\/html/);
+      assert.match(await dashboard.text(), /<script type="module" crossorigin src="\/ui\/assets\//);
     } finally {
       assert.equal(await server.stop(), 0);
     }

@@ -97,6 +97,7 @@ export async function inProcessApi(
       addressPolicy: new AddressPolicy(config.allowPrivateNetworks),
       destinationPorts: new PortSet(config.destinationPorts),
       sessionTtlMs: config.sessionTtl,
+      behindTls: config.behindTls,
       limits,
       eventRetentionMs: config.eventRetention,
       metrics: metricsOf(store, clock),

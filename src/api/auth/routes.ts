@@ -5,10 +5,16 @@ import { unknownAccountHash } from "../../crypto/passwords.ts";
 import { AppError } from "../../errors.ts";
 import type { ApiDependencies } from "../dependencies.ts";
 import { parseInput } from "../parse-input.ts";
+import {
+  clearSessionCookie,
+  cookieToken,
+  csrfTokenFor,
+  setSessionCookie,
+} from "./cookie-session.ts";
 import { workspacesOf, type Credential, type WorkspaceAccess } from "./credential.ts";
 import { signIn } from "./sign-in.ts";
 
-const { signIn: signInOperation, whoAmI, signOut } = operations;
+const { signIn: signInOperation, signInBrowser, whoAmI, signOut } = operations;
 
 function workspaceBody(access: WorkspaceAccess) {
   return { id: access.id, name: access.name, role: access.role, scopes: [...access.scopes] };
@@ -22,6 +28,7 @@ function signedInCredential(request: { credential?: Credential }): Credential {
 
 /**
  * Sign-in and the session in use: `POST /v1/auth/sessions` (public, rate limited),
+ * `POST /v1/auth/browser-sessions` (the same, the token in a cookie: decision 35),
  * `GET /v1/auth/session` (who am I, for sessions and API keys alike) and
  * `DELETE /v1/auth/session` (sign out: revokes the session the request carries).
  */
@@ -44,17 +51,38 @@ export function registerAuthRoutes(app: FastifyInstance, dependencies: ApiDepend
     );
   });
 
+  app.post(routePath(signInBrowser), accessConfig(signInBrowser), async (request, reply) => {
+    const input = parseInput(signInBody, request.body);
+    const { token, session } = await signIn(dependencies, { ...input, address: request.ip });
+    const workspaces = await workspacesOf(store, { kind: "session", session });
+    setSessionCookie(request, reply, {
+      token,
+      expiresAt: session.expiresAt,
+      behindTls: dependencies.behindTls,
+    });
+    return reply.status(signInBrowser.success.status).send(
+      successBody(signInBrowser, {
+        csrf_token: csrfTokenFor(token),
+        expires_at: session.expiresAt.toISOString(),
+        user: { id: session.user.id, email: session.user.email },
+        workspaces: workspaces.map(workspaceBody),
+      }),
+    );
+  });
+
   app.get(routePath(whoAmI), accessConfig(whoAmI), async (request) => {
     const credential = signedInCredential(request);
     const workspaces = (await workspacesOf(store, credential)).map(workspaceBody);
     switch (credential.kind) {
       case "session": {
         const { session } = credential;
+        const cookie = request.viaCookie === true ? cookieToken(request) : undefined;
         return successBody(whoAmI, {
           kind: "session",
           user: { id: session.user.id, email: session.user.email },
           expires_at: session.expiresAt.toISOString(),
           workspaces,
+          ...(cookie === undefined ? {} : { csrf_token: csrfTokenFor(cookie) }),
         });
       }
       case "api_key":
@@ -67,7 +95,7 @@ export function registerAuthRoutes(app: FastifyInstance, dependencies: ApiDepend
     }
   });
 
-  app.delete(routePath(signOut), accessConfig(signOut), async (request) => {
+  app.delete(routePath(signOut), accessConfig(signOut), async (request, reply) => {
     const credential = signedInCredential(request);
     if (credential.kind !== "session") {
       throw new AppError(
@@ -76,6 +104,7 @@ export function registerAuthRoutes(app: FastifyInstance, dependencies: ApiDepend
       );
     }
     await store.credentials.revokeSession(credential.session.id);
+    if (request.viaCookie === true) clearSessionCookie(request, reply, dependencies.behindTls);
     return successBody(signOut, { id: credential.session.id, revoked: true });
   });
 }

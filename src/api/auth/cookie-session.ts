@@ -1,0 +1,99 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import "@fastify/cookie";
+import { AppError } from "../../errors.ts";
+
+/**
+ * The dashboard's session (decision 35): the same `svs_` session a sign-in makes, carried in
+ * an HttpOnly cookie instead of an Authorization header, so that no script in the page can
+ * read it. A cookie is sent by the browser on its own, so every request that changes
+ * something and authenticated by the cookie must also carry the session's CSRF token in
+ * `X-CSRF-Token`: a page of another origin can make the browser send the cookie (were
+ * SameSite=Strict ever ignored), but cannot read the token, which only a signed-in answer of
+ * this origin gives.
+ */
+
+export const SESSION_COOKIE = "svc_session";
+export const CSRF_HEADER = "x-csrf-token";
+
+/** Methods that change nothing, and so need no CSRF token (RFC 9110 "safe"). */
+const safeMethods = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * The CSRF token of a session: a hash of its token under a label of its own. It is derived, so
+ * nothing is stored; it is one-way, so knowing it gives no way back to the session's token;
+ * and it dies with the session.
+ */
+export function csrfTokenFor(sessionToken: string): string {
+  return createHash("sha256").update("svc csrf token\0").update(sessionToken).digest("base64url");
+}
+
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The token a request presents, and how: a Bearer header wins over the cookie. */
+export interface PresentedToken {
+  readonly token: string;
+  readonly viaCookie: boolean;
+}
+
+/**
+ * The session cookie's token, if any. Parsed here rather than by @fastify/cookie's own hook,
+ * which would run after the authorisation hook (plugins load after hooks added directly).
+ */
+export function cookieToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.cookie;
+  if (header === undefined) return undefined;
+  const value = request.server.parseCookie(header)[SESSION_COOKIE];
+  return value === undefined || value === "" ? undefined : value;
+}
+
+/**
+ * Refuses a change that authenticated by the cookie without the session's CSRF token. Run
+ * before the token is even looked up, so a forged request learns nothing.
+ */
+export function checkCsrf(request: FastifyRequest, sessionToken: string): void {
+  if (safeMethods.has(request.method)) return;
+  const given = request.headers[CSRF_HEADER];
+  if (typeof given !== "string" || !sameToken(given, csrfTokenFor(sessionToken))) {
+    throw new AppError("csrf_token_invalid");
+  }
+}
+
+/**
+ * Whether the session cookie gets `Secure`: when the request came over TLS, or the operator
+ * says that users reach the server over https through a proxy (`behindTls`).
+ */
+function secure(request: FastifyRequest, behindTls: boolean): boolean {
+  return behindTls || request.protocol === "https";
+}
+
+export function setSessionCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: { token: string; expiresAt: Date; behindTls: boolean },
+): void {
+  reply.setCookie(SESSION_COOKIE, options.token, {
+    path: "/",
+    httpOnly: true,
+    sameSite: "strict",
+    secure: secure(request, options.behindTls),
+    expires: options.expiresAt,
+  });
+}
+
+export function clearSessionCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  behindTls: boolean,
+): void {
+  reply.clearCookie(SESSION_COOKIE, {
+    path: "/",
+    httpOnly: true,
+    sameSite: "strict",
+    secure: secure(request, behindTls),
+  });
+}

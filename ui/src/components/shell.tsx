@@ -1,0 +1,110 @@
+import { api } from "../api.ts";
+import { useHash } from "../hooks.ts";
+import { DestinationPage } from "../pages/destination.tsx";
+import { DestinationsPage } from "../pages/destinations.tsx";
+import { EventPage } from "../pages/event.tsx";
+import { EventsPage } from "../pages/events.tsx";
+import { href, parseRoute, type Route } from "../routes.ts";
+import type { SignedIn, WorkspaceAccess } from "../types.ts";
+
+/** The signed-in frame: workspace switcher, navigation, sign-out, and the page of the route. */
+export function Shell({ who, onSignedOut }: { who: SignedIn; onSignedOut: () => void }) {
+  const route = parseRoute(useHash());
+  // By name, so that the first (where the dashboard opens) does not depend on the database.
+  const workspaces = [...who.workspaces].sort(
+    (a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id),
+  );
+  const [first] = workspaces;
+  const workspace: WorkspaceAccess | undefined =
+    route.page === "home" ? first : workspaces.find((each) => each.id === route.workspace);
+
+  const signOut = async (): Promise<void> => {
+    try {
+      await api("DELETE", "/v1/auth/session");
+    } finally {
+      window.location.hash = "#/";
+      onSignedOut();
+    }
+  };
+
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <p class="brand">svc</p>
+        {workspace !== undefined && (
+          <nav aria-label="Sections">
+            <a
+              href={href({ page: "destinations", workspace: workspace.id })}
+              aria-current={isSection(route, "destinations") ? "page" : undefined}
+            >
+              Destinations
+            </a>
+            <a
+              href={href({ page: "events", workspace: workspace.id })}
+              aria-current={isSection(route, "events") ? "page" : undefined}
+            >
+              Events
+            </a>
+          </nav>
+        )}
+        <div class="who">
+          <label for="workspace">Workspace</label>
+          <select
+            id="workspace"
+            value={workspace?.id ?? ""}
+            onChange={(event) => {
+              const id = event.currentTarget.value;
+              window.location.hash = href({ page: "destinations", workspace: id });
+            }}
+          >
+            {workspaces.map((each) => (
+              <option key={each.id} value={each.id}>
+                {each.name === "" ? each.id : each.name}
+              </option>
+            ))}
+          </select>
+          <span class="user">
+            {who.user?.email}
+            {workspace?.role !== undefined && workspace.role !== null && ` (${workspace.role})`}
+          </span>
+          <button type="button" class="secondary" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {workspace === undefined ? (
+          <p>
+            {workspaces.length === 0
+              ? "Your account is a member of no workspace. Ask an operator to add you."
+              : "You are not a member of this workspace."}
+          </p>
+        ) : (
+          <Page route={route} workspace={workspace} />
+        )}
+      </main>
+    </>
+  );
+}
+
+function isSection(route: Route, section: "destinations" | "events"): boolean {
+  if (section === "events") return route.page === "events" || route.page === "event";
+  return route.page !== "events" && route.page !== "event";
+}
+
+function Page({ route, workspace }: { route: Route; workspace: WorkspaceAccess }) {
+  switch (route.page) {
+    case "home":
+    case "destinations":
+      return <DestinationsPage workspace={workspace} />;
+    case "destination":
+      return <DestinationPage workspace={workspace} id={route.id} />;
+    case "events":
+      return <EventsPage workspace={workspace} />;
+    case "event":
+      return <EventPage workspace={workspace} id={route.id} />;
+  }
+}
