@@ -97,6 +97,9 @@ function DeliveryItem({
           <a href={href({ page: "event", workspace: workspaceId, id: delivery.event_id })}>
             {delivery.event_type}
           </a>
+        ) : delivery.destination_id.startsWith("lsn_") ? (
+          // A `svc listen` session: not a destination, it has no page here.
+          <span>to listen session {delivery.destination_id}</span>
         ) : (
           <a
             href={href({
