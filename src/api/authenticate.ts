@@ -28,6 +28,14 @@ function presentedToken(request: FastifyRequest): string {
     if (!fromCookie.startsWith(SESSION_TOKEN_PREFIX)) {
       throw new AppError("unauthenticated", "The session cookie is not valid. Sign in again.");
     }
+    // The dashboard's cookie is for the dashboard's calls: never a listen stream, whose GET
+    // takes a session over (a change no CSRF token would guard).
+    if (request.url.includes("/listen-sessions")) {
+      throw new AppError(
+        "unauthenticated",
+        "Listen sessions take an API key or a session token as `Authorization: Bearer`, not the dashboard's cookie.",
+      );
+    }
     checkCsrf(request, fromCookie);
     request.viaCookie = true;
     return fromCookie;

@@ -45,6 +45,10 @@ function fromFastifyError(error: FastifyError, request: FastifyRequest): AppErro
       return new AppError("malformed_request", "The Content-Length does not match the body.", {
         cause: error,
       });
+    case "FST_STATIC_FORBIDDEN_PATH":
+      // @fastify/static refusing a path that leaves its folder: nothing there, as for any
+      // other unknown path (not a failure of ours to log).
+      return new AppError("route_not_found", undefined, { cause: error });
     default:
       // Fastify marks a malformed request body it could not parse with a 400 status.
       return error.statusCode === 400

@@ -62,7 +62,14 @@ describe("the dashboard's files", () => {
   });
 
   it("answers 404 for a file that is not there, and never a file outside the folder", async () => {
-    for (const url of ["/ui/nope.js", "/ui/../package.json", "/ui/%2e%2e/package.json"]) {
+    for (const url of [
+      "/ui/nope.js",
+      "/ui/../package.json",
+      "/ui/%2e%2e/package.json",
+      "/ui/%2e%2e/%2e%2e/package.json",
+      "/ui/..%5c..%5cpackage.json",
+      "/ui//evil.com",
+    ]) {
       const response = await get(url);
       assert.equal(response.statusCode, 404, url);
     }

@@ -86,6 +86,24 @@ for (const behindTls of [false, true]) {
       assert.match(String(body.csrf_token), /^[A-Za-z0-9_-]{43}$/);
     });
 
+    it("two session cookies (one planted by another site of the host) are trusted neither", async () => {
+      const planted = await withCookie("GET", "/webhooks", {
+        cookie: `svs_planted; svc_session=${cookie}`,
+      });
+      assert.equal(planted.statusCode, 401, planted.body);
+      assert.match(planted.body, /more than one session cookie/);
+    });
+
+    it("the cookie does not open, stream or end listen sessions: those take a Bearer token", async () => {
+      for (const [method, path] of [
+        ["GET", "/listen-sessions"],
+        ["GET", "/listen-sessions/lsn_000000000000000000000001/stream"],
+      ] as const) {
+        const refused = await withCookie(method, path);
+        assert.equal(refused.statusCode, 401, `${path}: ${refused.body}`);
+      }
+    });
+
     it("the cookie authenticates reads without a CSRF token, and who-am-I gives the CSRF token back", async () => {
       const list = await withCookie("GET", "/webhooks");
       assert.equal(list.statusCode, 200, list.body);

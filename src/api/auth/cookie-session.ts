@@ -47,6 +47,16 @@ export interface PresentedToken {
 export function cookieToken(request: FastifyRequest): string | undefined {
   const header = request.headers.cookie;
   if (header === undefined) return undefined;
+  // Another site of the same host (another port) or a sibling domain can set a cookie of the
+  // same name for a narrower path, which the browser sends first: with two, neither is
+  // trusted (a planted session would sign the user in as someone else).
+  const named = header.split(";").filter((pair) => pair.trim().startsWith(`${SESSION_COOKIE}=`));
+  if (named.length > 1) {
+    throw new AppError(
+      "unauthenticated",
+      "The request carries more than one session cookie. Sign out, clear this site's cookies, and sign in again.",
+    );
+  }
   const value = request.server.parseCookie(header)[SESSION_COOKIE];
   return value === undefined || value === "" ? undefined : value;
 }
