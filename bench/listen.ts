@@ -2,7 +2,9 @@
  * `svc listen`'s latency (issue 20): events published at 100/s to a workspace whose only
  * subscriber is a listen session, forwarded by the built `svc listen` to a local receiver;
  * publish-to-local-receipt percentiles, beside the same run to a webhook destination on the
- * same receiver (the worker's path). `npm run bench:listen [-- --quick]`.
+ * same receiver (the worker's path). `npm run bench:listen [-- --quick] [--postgres]`
+ * (`--postgres`: on a database the run creates on SVC_BENCH_POSTGRES_URL's server, as
+ * `npm run bench` does).
  */
 import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
@@ -12,6 +14,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { createTestCa, type TestCa } from "../test/support/tls.ts";
 import { publishPaced, register } from "./measure.ts";
+import { postgresDatabase } from "./postgres.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService, type BenchService } from "./service.ts";
 import { percentile, progress, round } from "./stats.ts";
@@ -84,9 +87,12 @@ try {
   const receiver = await startBenchReceiver(ca);
   try {
     await mkdir(join(dir, "listen"));
+    const pg = process.argv.includes("--postgres") ? postgresDatabase() : null;
+    if (pg !== null && "skipped" in pg) throw new Error(`no PostgreSQL: ${pg.skipped}`);
     const service = await startBenchService({
       dir: join(dir, "listen"),
       caCertPath: ca.caCertPath,
+      ...(pg === null ? {} : { database: pg.url }),
     });
     let viaListen: Latency;
     let viaWebhook: Latency;
@@ -103,9 +109,16 @@ try {
       viaWebhook = await measure(service, receiver, seconds);
     } finally {
       await service.stop();
+      pg?.drop();
     }
     process.stdout.write(
-      `${JSON.stringify({ events_per_second: eventsPerSecond, seconds, listen: viaListen, webhook: viaWebhook })}\n`,
+      `${JSON.stringify({
+        engine: pg === null ? "sqlite" : "postgres",
+        events_per_second: eventsPerSecond,
+        seconds,
+        listen: viaListen,
+        webhook: viaWebhook,
+      })}\n`,
     );
   } finally {
     await receiver.close();
