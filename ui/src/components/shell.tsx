@@ -1,4 +1,5 @@
-import { api } from "../api.ts";
+import { useState } from "preact/hooks";
+import { api, ApiError } from "../api.ts";
 import { useHash } from "../hooks.ts";
 import { DestinationPage } from "../pages/destination.tsx";
 import { DestinationsPage } from "../pages/destinations.tsx";
@@ -18,13 +19,22 @@ export function Shell({ who, onSignedOut }: { who: SignedIn; onSignedOut: () => 
   const workspace: WorkspaceAccess | undefined =
     route.page === "home" ? first : workspaces.find((each) => each.id === route.workspace);
 
+  const [signOutError, setSignOutError] = useState<string | null>(null);
   const signOut = async (): Promise<void> => {
     try {
       await api("DELETE", "/v1/auth/session");
-    } finally {
-      window.location.hash = "#/";
-      onSignedOut();
+    } catch (error) {
+      // Signed out already (401) is signed out; anything else leaves the session alive, and
+      // the page must not pretend otherwise (a shared computer).
+      if (!(error instanceof ApiError && error.status === 401)) {
+        setSignOutError(
+          `Not signed out: ${error instanceof Error ? error.message : String(error)} Try again.`,
+        );
+        return;
+      }
     }
+    window.location.hash = "#/";
+    onSignedOut();
   };
 
   return (
@@ -73,6 +83,11 @@ export function Shell({ who, onSignedOut }: { who: SignedIn; onSignedOut: () => 
           <button type="button" class="secondary" onClick={() => void signOut()}>
             Sign out
           </button>
+          {signOutError !== null && (
+            <p role="alert" class="error">
+              {signOutError}
+            </p>
+          )}
         </div>
       </header>
       <main id="main" tabIndex={-1}>
