@@ -2,6 +2,7 @@ import type { LookupAddress, LookupOptions } from "node:dns";
 import ipaddr from "ipaddr.js";
 import { Agent, request } from "undici";
 import { errorCodes } from "../lib/error-codes.ts";
+import { storableText } from "../lib/storable-text.ts";
 
 export interface SendRequest {
   readonly url: URL;
@@ -176,7 +177,7 @@ const utf8 = new TextDecoder("utf-8");
  * (PostgreSQL's text cannot hold it).
  */
 export function answerText(bytes: Uint8Array): string {
-  return utf8.decode(bytes).replaceAll("\u0000", "\ufffd");
+  return storableText(utf8.decode(bytes));
 }
 
 const timeoutCodes = new Set([

@@ -58,11 +58,12 @@ export interface ListenSessions {
   /** When the session's next delivery is due, or null. */
   nextDueAt(id: string): Promise<Date | null>;
   /**
-   * Records what the CLI met for the session's delivery of `eventId`, claimed under `claim`:
-   * `decide` turns the delivery's schedule position into the report.
+   * Records what the CLI met for the delivery of `eventId` to the live session, claimed under
+   * `claim`: `decide` turns the delivery's schedule position into the report. `not_found`
+   * when the workspace has no such live session or it no such delivery.
    */
   report(
-    sessionId: string,
+    session: { workspaceId: string; id: string },
     eventId: string,
     claim: string,
     decide: (position: { attempts: number; retryBase: number }) => AttemptReport,
@@ -125,12 +126,12 @@ export class SqlListenSessions extends SqlSlice implements ListenSessions {
   }
 
   async report(
-    sessionId: string,
+    session: { workspaceId: string; id: string },
     eventId: string,
     claim: string,
     decide: (position: { attempts: number; retryBase: number }) => AttemptReport,
   ): Promise<ListenReport> {
-    const delivery = await selectListenDelivery(this.db, sessionId, eventId);
+    const delivery = await selectListenDelivery(this.db, session, eventId);
     if (delivery === null) return { kind: "not_found" };
     // The outbox's own report: only the claim that holds the delivery may record it.
     const recorded = await this.#queue.finishAttempt(claim, delivery.seq, decide(delivery));

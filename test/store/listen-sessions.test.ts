@@ -103,14 +103,21 @@ describe("listen sessions in the store", () => {
     assert.deepEqual(await claimed(session.id, "stream_a", 1), [], "one in flight is the most");
     const [delivery] = first;
     assert.ok(delivery);
-    const reported = await store.listen.report(session.id, delivery.eventId, delivery.lease, () =>
+    const reported = await store.listen.report(session, delivery.eventId, delivery.lease, () =>
       answered(200, { status: "delivered" }),
     );
     assert.deepEqual(reported, { kind: "recorded" });
-    const again = await store.listen.report(session.id, delivery.eventId, delivery.lease, () =>
+    const again = await store.listen.report(session, delivery.eventId, delivery.lease, () =>
       answered(200, { status: "delivered" }),
     );
     assert.deepEqual(again, { kind: "claim_expired" }, "a claim reports once");
+    const elsewhere = await store.listen.report(
+      { workspaceId: "ws_other", id: session.id },
+      delivery.eventId,
+      delivery.lease,
+      () => answered(200, { status: "delivered" }),
+    );
+    assert.deepEqual(elsewhere, { kind: "not_found" }, "another workspace's result is refused");
     const next = await claimed(session.id, "stream_a");
     assert.deepEqual(
       next.map((each) => each.eventId),
@@ -131,7 +138,7 @@ describe("listen sessions in the store", () => {
     const [delivery] = await claimed(session.id, "stream_a");
     assert.ok(delivery);
     const retryAt = new Date(clock.now().getTime() + 5000);
-    await store.listen.report(session.id, delivery.eventId, delivery.lease, () =>
+    await store.listen.report(session, delivery.eventId, delivery.lease, () =>
       answered(500, { status: "pending", nextAttemptAt: retryAt }),
     );
     assert.deepEqual(await store.listen.nextDueAt(session.id), retryAt);
@@ -156,7 +163,7 @@ describe("listen sessions in the store", () => {
     });
     const [again] = await claimed(session.id, "stream_new");
     assert.equal(again?.eventId, lost.eventId);
-    const late = await store.listen.report(session.id, lost.eventId, lost.lease, () =>
+    const late = await store.listen.report(session, lost.eventId, lost.lease, () =>
       answered(200, { status: "delivered" }),
     );
     assert.deepEqual(late, { kind: "claim_expired" }, "the old claim cannot report");
@@ -276,7 +283,7 @@ describe("listen sessions in the store", () => {
     await store.listen.takeOver(live.id, "stream_a");
     const second = await publish();
     const [delivery] = await claimed(live.id, "stream_a");
-    await store.listen.report(live.id, second, delivery?.lease ?? "", () =>
+    await store.listen.report(live, second, delivery?.lease ?? "", () =>
       answered(500, { status: "failed" }),
     );
     const outcome = await store.log.retryDelivery(workspace, deliveryId(second, live.id));

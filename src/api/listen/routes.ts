@@ -13,6 +13,7 @@ import { newId, newSigningSecret, parseDeliveryId } from "../../crypto/tokens.ts
 import { decide, type Outcome } from "../../delivery/attempt.ts";
 import type { ErrorClass } from "../../delivery/http-sender.ts";
 import { AppError } from "../../errors.ts";
+import { storableText } from "../../lib/storable-text.ts";
 import type { ListenSessionRecord } from "../../store/listen-sessions.ts";
 import { deliveryBody } from "../delivery-log/serialize.ts";
 import type { ApiDependencies } from "../dependencies.ts";
@@ -37,19 +38,12 @@ function notFound(id: string): AppError {
   return new AppError("not_found", `No listen session ${id} in this workspace.`, { param: "id" });
 }
 
-/**
- * Text the database keeps as it is: PostgreSQL refuses NUL in text, and a lone surrogate is
- * not UTF-8; each becomes U+FFFD, as the worker's own capture of an answer does.
- */
-function storableText(text: string | null): string | null {
-  return text === null ? null : text.toWellFormed().replaceAll("\u0000", "\ufffd");
-}
-
+/** The result's texts as the database can keep them (NUL, lone surrogates: U+FFFD). */
 function storable<T extends { error: string | null; response_body: string | null }>(input: T): T {
   return {
     ...input,
-    error: storableText(input.error),
-    response_body: storableText(input.response_body),
+    error: input.error === null ? null : storableText(input.error),
+    response_body: input.response_body === null ? null : storableText(input.response_body),
   };
 }
 
@@ -186,7 +180,6 @@ export function registerListenRoutes(
         param: "delivery_id",
       });
     }
-    if ((await store.listen.get(workspace, id)) === null) throw notFound(id);
     const now = clock.now();
     const outcome: Outcome =
       input.status_code === null
@@ -200,7 +193,10 @@ export function registerListenRoutes(
             statusCode: input.status_code,
             ...(input.response_body === null ? {} : { body: input.response_body }),
           };
-    const recorded = await store.listen.report(id, named.eventId, input.claim, (position) =>
+    // One read finds the delivery of a live session of this workspace; the outbox's report
+    // then records it if the claim still holds it.
+    const session = { workspaceId: workspace, id };
+    const recorded = await store.listen.report(session, named.eventId, input.claim, (position) =>
       decide(outcome, {
         startedAt: new Date(now.getTime() - Math.round(input.duration_ms)),
         attemptsMade: position.attempts - position.retryBase + 1,

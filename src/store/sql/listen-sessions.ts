@@ -331,10 +331,13 @@ export async function selectListenNextDue(db: SqlExecutor, id: string): Promise<
   return row === undefined ? null : new Date(Number(row.at));
 }
 
-/** The session's delivery `eventId` for a result: its seq, and where its schedule stands. */
+/**
+ * The delivery of `eventId` to a live session of the workspace, for a result: its seq, and
+ * where its schedule stands; null if there is none.
+ */
 export async function selectListenDelivery(
   db: SqlExecutor,
-  sessionId: string,
+  session: { workspaceId: string; id: string },
   eventId: string,
 ): Promise<{ seq: number; attempts: number; retryBase: number } | null> {
   const [row] = await db.query<{
@@ -342,9 +345,11 @@ export async function selectListenDelivery(
     attempts: number | string;
     retry_base: number | string;
   }>(
-    `SELECT seq, attempts, retry_base FROM deliveries
-     WHERE event_id = $1 AND destination_id = $2`,
-    [eventId, sessionId],
+    `SELECT dl.seq, dl.attempts, dl.retry_base
+     FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
+     WHERE dl.event_id = $1 AND dl.destination_id = $2 AND d.workspace_id = $3
+       AND d.kind = 'listen' AND d.deleted_at IS NULL`,
+    [eventId, session.id, session.workspaceId],
   );
   return row === undefined
     ? null
