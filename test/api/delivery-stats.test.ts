@@ -146,6 +146,23 @@ describe("delivery statistics over the API", () => {
     assert.equal(other.statusCode, 403);
   });
 
+  it("computes an answer at most once a second per workspace and destination, shared by the requests meanwhile", async () => {
+    const log = api.store.log;
+    const original = log.attemptBuckets.bind(log);
+    let computed = 0;
+    log.attemptBuckets = (...args) => {
+      computed += 1;
+      return original(...args);
+    };
+    try {
+      const answers = await Promise.all(Array.from({ length: 5 }, () => stats()));
+      assert.ok(computed <= 1, `computed ${computed} times for 5 requests at once`);
+      assert.deepEqual(new Set(answers.map((answer) => JSON.stringify(answer))).size, 1);
+    } finally {
+      log.attemptBuckets = original;
+    }
+  });
+
   it("refuses an unknown query member", async () => {
     const response = await api.call("GET", "/delivery-stats?hours=3");
     assert.equal(response.statusCode, 400, response.body);

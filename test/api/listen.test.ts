@@ -142,6 +142,14 @@ describe("listen sessions over the API", () => {
 
     assert.equal((await api.call("DELETE", `/listen-sessions/${session.id}`)).statusCode, 200);
     assertEnvelope(await api.call("DELETE", `/listen-sessions/${session.id}`), "not_found");
+
+    // No one can resume an unnamed session once its command is gone: it goes after an hour.
+    const unnamed = (await open({})).json<SessionJson>();
+    assert.equal(
+      Date.parse(unnamed.expires_at) - Date.parse(unnamed.last_seen_at ?? ""),
+      3_600_000,
+    );
+    assert.equal((await api.call("DELETE", `/listen-sessions/${unnamed.id}`)).statusCode, 200);
   });
 
   it("refuses a bad name, unknown types and a key without events:read", async () => {
@@ -274,7 +282,10 @@ describe("svc listen in process", () => {
   let local: Receiver;
 
   before(async () => {
-    api = await inProcessApi({ settings: { listenHeartbeat: "100ms" } });
+    // A lease of 7 s: the command's local time-out must stay inside it (2 s at most).
+    api = await inProcessApi({
+      settings: { listenHeartbeat: "100ms", deliveryTimeout: "1s", deliveryLease: "7s" },
+    });
     await api.app.listen({ host: "127.0.0.1", port: 0 });
     base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
     local = await startReceiver({ ca: null, respond: always(202) });
@@ -289,7 +300,15 @@ describe("svc listen in process", () => {
   it("forwards what is published, prints a line each, and an interrupt ends it with 0", async () => {
     const interrupt = new AbortController();
     const running = runCliInMemory(
-      ["listen", "--forward-to", `${local.url}/in-process`, "--events", "job.failed"],
+      [
+        "listen",
+        "--forward-to",
+        `${local.url}/in-process`,
+        "--events",
+        "job.failed",
+        "--local-timeout",
+        "30s",
+      ],
       {
         env: {
           SERVICE_API_URL: base,
@@ -325,6 +344,10 @@ describe("svc listen in process", () => {
     assert.match(run.stdout, /Z {2}job\.failed +evt_\w+ {2}202 {2}\d+ ms\n$/);
     assert.match(run.stderr, /^This session's signing secret \(shown once; .*\): whsec_/m);
     assert.match(run.stderr, /Stopped after 1 notification\(s\); session lsn_\w+ ended\./);
+    assert.match(
+      run.stderr,
+      /--local-timeout is 2 s at most on this server \(its delivery lease\)/,
+    );
     const left = (await api.call("GET", "/listen-sessions")).json<{ data: SessionJson[] }>();
     assert.deepEqual(left.data, []);
   });
