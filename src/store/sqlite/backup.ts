@@ -86,10 +86,9 @@ export const defaultRestoreLimits: RestoreLimits = {
   timeoutMs: 10 * 60_000,
 };
 
-function refused(input: string, why: string, cause?: unknown): AppError {
+function refused(input: string, why: string): AppError {
   return new AppError("invalid_backup", `${input} ${why}; nothing was changed.`, {
     param: "input",
-    ...(cause === undefined ? {} : { cause }),
   });
 }
 
@@ -125,11 +124,15 @@ async function checkAndCopy(input: string, copy: string, limits: RestoreLimits):
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
     stderr = (stderr + chunk).slice(-2000);
   });
-  const exited = new Promise<void>((resolve) =>
+  // A child that could not be started reports "error" and never "exit".
+  const exited = new Promise<void>((resolve) => {
     child.once("exit", () => {
       resolve();
-    }),
-  );
+    });
+    child.once("error", () => {
+      resolve();
+    });
+  });
   const answer = new Promise<RestoreCheckAnswer | null>((resolve) => {
     child.once("message", (message: RestoreCheckAnswer) => {
       resolve(message);
