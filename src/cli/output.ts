@@ -32,7 +32,7 @@ export interface CommandResult {
  * JSON text whose strings escape, beside what JSON escapes, every character `printable` does
  * (C1 and bidirectional controls…): the same value to any parser, and harmless on a terminal.
  */
-function jsonText(value: unknown, pretty: boolean): string {
+export function jsonText(value: unknown, pretty = false): string {
   return printable(JSON.stringify(value, null, pretty ? 2 : undefined), { lineBreaks: true });
 }
 
@@ -68,7 +68,7 @@ function renderHuman(result: CommandResult, fields: readonly string[] | null, st
 
 /**
  * The text a result prints on stdout in this mode; null when it prints nothing. `terminal`:
- * stdout is a terminal, where even `--field` prints its value printable.
+ * stdout is a terminal, where even `--field` and `--raw` print printable.
  */
 export function renderResult(
   mode: OutputMode,
@@ -80,7 +80,9 @@ export function renderResult(
     case "raw":
       if (result.raw === undefined)
         throw new Error("--raw was accepted by a command without a body");
-      return withNewline(result.raw);
+      // The body byte for byte to a pipe or a file; a terminal would act on a C1 control or a
+      // bidirectional override inside a JSON string, which JSON does not escape.
+      return withNewline(terminal ? printable(result.raw, { lineBreaks: true }) : result.raw);
     case "field": {
       const bare = (record: unknown): string =>
         bareValue(isRecord(record) ? (record[mode.name] ?? null) : null);

@@ -202,7 +202,7 @@ describe("svc admin backup and restore", () => {
       const target = join(dir.path, "untouched");
       for (const [input, message] of [
         [notSqlite, /not a SQLite database/],
-        [plain, /not a backup of a svc database/],
+        [plain, /is not as svc makes it: it has a table t that svc does not create/],
         [older, /has migrations 1, 2, .*; this version of svc has/],
       ] as const) {
         const run = await svc(["admin", "restore", "--input", input, "--yes"], {

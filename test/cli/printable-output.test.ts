@@ -122,4 +122,43 @@ describe("what svc prints for a person is printable (decision 28)", () => {
     assert.doesNotMatch(result.stderr, unprintable);
     assert.match(result.stderr, /No \\u001b\]0;pwned\\u0007 here\./);
   });
+
+  it("--raw escapes on a terminal what JSON leaves alone, and gives a pipe the exact bytes", async () => {
+    // A delivery whose receiver answered a CSI (U+009B) and a right-to-left override: JSON
+    // escapes neither, so the body carries them as they are.
+    const body = JSON.stringify({
+      ...destination,
+      last_delivery: { ...destination.last_delivery, last_error: "\u009b2J\u202eevil\u2066" },
+    });
+    stub.answer((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json" }).end(body);
+    });
+    const onTerminal = await run(["webhooks", "get", "dst_1", "--raw"]);
+    assert.equal(onTerminal.status, 0, onTerminal.stderr);
+    assert.doesNotMatch(onTerminal.stdout, unprintable);
+    assert.doesNotMatch(onTerminal.stdout, /[\u2066-\u2069]/);
+    assert.match(onTerminal.stdout, /\\u009b2J\\u202eevil\\u2066/);
+    const piped = await run(["webhooks", "get", "dst_1", "--raw"], false);
+    assert.equal(piped.stdout, `${body}\n`);
+  });
+
+  it("a note on stderr quoting the server's message is printed escaped", async () => {
+    let calls = 0;
+    stub.answer((request, response) => {
+      calls += 1;
+      const answer =
+        calls === 1
+          ? json(
+              409,
+              { error: { code: "idempotency_in_progress", message: "Busy \u009b2J\u202e. Wait" } },
+              { "retry-after": "0" },
+            )
+          : json(200, destination);
+      answer(request, response);
+    });
+    const result = await run(["webhooks", "get", "dst_1"]);
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stderr, /note: Busy \\u009b2J\\u202e;/);
+    assert.doesNotMatch(result.stderr, unprintable);
+  });
 });

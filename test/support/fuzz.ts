@@ -168,6 +168,7 @@ const rawBodies = fc.oneof(
     "[]",
     '{"__proto__":{"a":1}}',
     '{"constructor":{"prototype":{}}}',
+    '{"type":"job.completed","data":{"object":{"__proto__":{"a":1},"constructor":{"prototype":{}}}}}',
   ),
 );
 

@@ -1,17 +1,48 @@
 import type { Command } from "commander";
 import { AppError } from "../../errors.ts";
 import { isPostgresUrl, redactDatabase } from "../../store/open-store.ts";
-import { backUpSqlite, restoreSqlite } from "../../store/sqlite/backup.ts";
+import { formatByteSize, parseByteSize } from "../../lib/byte-size.ts";
+import { parseDuration } from "../../lib/duration.ts";
+import {
+  backUpSqlite,
+  defaultRestoreLimits,
+  restoreSqlite,
+  type RestoreLimits,
+} from "../../store/sqlite/backup.ts";
 import { action } from "../command.ts";
 import { addDatabaseOptions, type DatabaseFlags } from "../database-options.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import { confirm, isInteractive } from "../prompt.ts";
-import { requireOption } from "../usage.ts";
+import { requireOption, usageError } from "../usage.ts";
 import { operatorDatabase } from "./operator-store.ts";
 
 interface RestoreOptions extends GlobalOptions, DatabaseFlags {
   readonly input: string;
+  readonly maxSize?: string;
+  readonly timeout?: string;
+}
+
+/** The bounds of the backup's check, from --max-size and --timeout. */
+function restoreLimits(options: RestoreOptions): RestoreLimits {
+  const maxBytes = options.maxSize === undefined ? null : parseByteSize(options.maxSize);
+  if (maxBytes === 0 || (options.maxSize !== undefined && maxBytes === null)) {
+    throw usageError(
+      "admin restore",
+      `--max-size takes a size such as 16GiB or 512MiB (not ${options.maxSize}).`,
+    );
+  }
+  const timeoutMs = options.timeout === undefined ? null : parseDuration(options.timeout);
+  if (timeoutMs === 0 || (options.timeout !== undefined && timeoutMs === null)) {
+    throw usageError(
+      "admin restore",
+      `--timeout takes a duration such as 10m or 30s (not ${options.timeout}).`,
+    );
+  }
+  return {
+    maxBytes: maxBytes ?? defaultRestoreLimits.maxBytes,
+    timeoutMs: timeoutMs ?? defaultRestoreLimits.timeoutMs,
+  };
 }
 
 /** The SQLite file an operator command copies; PostgreSQL has tools of its own for that. */
@@ -75,16 +106,27 @@ Examples:
         "replace the SQLite database with a backup (stop the server first; asks first on a terminal, --yes skips the question)",
       )
       .usage("--input <file> [options]")
-      .requiredOption("--input <file>", "a file made by `svc admin backup`"),
+      .requiredOption("--input <file>", "a file made by `svc admin backup`")
+      .option(
+        "--max-size <size>",
+        `refuse a backup larger than this (default ${formatByteSize(defaultRestoreLimits.maxBytes)})`,
+      )
+      .option(
+        "--timeout <duration>",
+        `refuse a backup not checked and copied within this (default ${defaultRestoreLimits.timeoutMs / 60_000}m)`,
+      ),
   )
     .addHelpText(
       "after",
       `
 Stop the server first: restore refuses while another process has the database open. The
-backup must come from this version of svc (the same migrations). It is copied and checked
-beside the database, then renamed over it, so the database is at every moment either the
-old one or the whole backup; the file keeps mode 0600. Restore the encryption key the
-backup was made with as well.
+backup must come from this version of svc and hold exactly what its migrations make: the
+same tables, columns and indexes, and no trigger, view or table of anyone else's (checked
+before any of it is read, so none of it runs). It is checked and copied beside the
+database in a process of its own, stopped after --timeout, then renamed over the database,
+so the database is at every moment either the old one or the whole backup; the file keeps
+mode 0600. A refused backup leaves nothing behind. Restore the encryption key the backup
+was made with as well.
 
 Examples:
   $ svc admin restore --input /var/backups/svc-2026-11-25.db
@@ -92,6 +134,7 @@ Examples:
     )
     .action(
       action<RestoreOptions>(io, { accepts: ["yes"] }, async (options) => {
+        const limits = restoreLimits(options);
         const confirmed = options.yes === true;
         if (!confirmed && !isInteractive(io)) {
           throw new AppError(
@@ -104,7 +147,7 @@ Examples:
         if (!confirmed && !(await confirm(io, question))) {
           throw new AppError("cancelled", `Cancelled: ${database} was not changed.`);
         }
-        const { bytes } = await restoreSqlite(options.input, database);
+        const { bytes } = await restoreSqlite(options.input, database, limits);
         return {
           data: { database, input: options.input, bytes },
           human: database,

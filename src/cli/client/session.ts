@@ -5,6 +5,7 @@ import { resolveClientWorkspace } from "../workspace.ts";
 import { resolveApiUrl } from "./api-url.ts";
 import { whoAmI } from "./auth-api.ts";
 import { resolveCredentials, type Credentials } from "./credentials.ts";
+import { printable } from "../render/printable.ts";
 import { MAX_ATTEMPTS, sendWithRetries } from "./retry.ts";
 import {
   prepareRequest,
@@ -83,7 +84,7 @@ export async function openSession(options: GlobalOptions, io: CliIo): Promise<Ap
         () => sendOnce(prepared),
         (error, delayMs, nextAttempt) => {
           io.stderr.write(
-            `note: ${error.message.split(". ")[0] ?? error.code}; sending the same request again in ${delayMs} ms (try ${nextAttempt} of ${MAX_ATTEMPTS})\n`,
+            `note: ${printable(error.message.split(". ")[0] ?? error.code)}; sending the same request again in ${delayMs} ms (try ${nextAttempt} of ${MAX_ATTEMPTS})\n`,
           );
         },
       );

@@ -22,7 +22,7 @@ import { action, type CommandSettings } from "../command.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import { errorCode } from "../new-file.ts";
-import type { CommandResult } from "../output.ts";
+import { jsonText, type CommandResult } from "../output.ts";
 import { printable } from "../render/printable.ts";
 import { usageError } from "../usage.ts";
 import { forward, type LocalResult } from "./forwarder.ts";
@@ -145,7 +145,7 @@ function resultLine(notification: StreamedNotification, result: LocalResult, rou
 }
 
 function jsonLine(notification: StreamedNotification, result: LocalResult) {
-  return JSON.stringify({
+  return jsonText({
     time: new Date().toISOString(),
     type: notification.event_type,
     event_id: notification.event_id,

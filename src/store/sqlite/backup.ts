@@ -1,11 +1,13 @@
+import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync } from "node:fs";
 import { open, rename, rm, stat } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { AppError } from "../../errors.ts";
+import { formatByteSize } from "../../lib/byte-size.ts";
 import { ExclusiveFile } from "../../lib/exclusive-file.ts";
-import { knownMigrationVersions } from "../migrate.ts";
+import type { RestoreCheckAnswer, RestoreCheckRequest } from "./restore-check.ts";
 
 /**
  * Online backups of a SQLite database by `VACUUM INTO` (not node:sqlite's `backup()`): it
@@ -71,62 +73,130 @@ function refuseWhileInUse(path: string): void {
   }
 }
 
-/** The backup's migrations must be this build's: a restored database is used as it is. */
-async function checkBackup(path: string, input: string): Promise<void> {
-  const db = new DatabaseSync(path, { readOnly: true });
-  let versions: number[];
-  try {
-    const check = db.prepare("PRAGMA quick_check").get() as { quick_check: string };
-    if (check.quick_check !== "ok") throw new Error(`it is damaged (${check.quick_check})`);
-    versions = (
-      db.prepare("SELECT version FROM schema_migrations ORDER BY version").all() as {
-        version: number;
-      }[]
-    ).map((row) => row.version);
-  } catch (error) {
-    throw new AppError(
-      "invalid_backup",
-      `${input} is not a backup of a svc database (${messageOf(error)}); nothing was changed.`,
-      { param: "input", cause: error },
-    );
-  } finally {
-    db.close();
-  }
-  const known = await knownMigrationVersions("sqlite");
-  if (versions.join(",") !== known.join(",")) {
-    throw new AppError(
-      "invalid_backup",
-      `${input} has migrations ${versions.join(", ") || "none"}; this version of svc has ${known.join(", ")}. Restore it with the version of svc that made it; nothing was changed.`,
-      { param: "input" },
+/** The bounds of a restore's check (decision 38); `svc admin restore` has flags for both. */
+export interface RestoreLimits {
+  /** The largest backup (with its WAL, if it has one) that is checked at all. */
+  readonly maxBytes: number;
+  /** How long the check and copy may take before they are stopped and the backup refused. */
+  readonly timeoutMs: number;
+}
+
+export const defaultRestoreLimits: RestoreLimits = {
+  maxBytes: 16 * 1024 * 1024 * 1024,
+  timeoutMs: 10 * 60_000,
+};
+
+function refused(input: string, why: string): AppError {
+  return new AppError("invalid_backup", `${input} ${why}; nothing was changed.`, {
+    param: "input",
+  });
+}
+
+/** A regular file, of at most `maxBytes` with its WAL: known before a byte of it is read. */
+async function checkSize(input: string, limits: RestoreLimits): Promise<void> {
+  const file = await stat(input);
+  // A FIFO or a device would be read without end.
+  if (!file.isFile()) throw refused(input, "is not a regular file");
+  const wal = await stat(`${input}-wal`).catch(() => null);
+  const bytes = file.size + (wal?.isFile() === true ? wal.size : 0);
+  if (bytes > limits.maxBytes) {
+    throw refused(
+      input,
+      `is ${bytes} bytes, more than the ${formatByteSize(limits.maxBytes)} a restore reads (--max-size): give a larger --max-size if it is a genuine backup`,
     );
   }
 }
 
 /**
- * Replaces the database at `target` with the backup `input`, atomically: the backup is copied
- * (and checked) into a new 0600 file beside the target, then renamed over it, so the target
- * is at every moment either the old database or the whole new one. The old database's WAL
- * and shared memory are removed before the rename: replayed onto the new file, they would
- * corrupt it.
+ * Checks the backup and copies it into `copy` in a child process (`restore-check.ts`),
+ * killed at the deadline: its schema must be exactly this build's migrations' (read before
+ * its tables, so none of its views or triggers runs), then `VACUUM INTO` copies it and
+ * `quick_check` reads the copy. SQLite cannot be interrupted from JavaScript, even in a
+ * worker thread; a process can always be killed.
  */
-export async function restoreSqlite(input: string, database: string): Promise<{ bytes: number }> {
+async function checkAndCopy(input: string, copy: string, limits: RestoreLimits): Promise<void> {
+  const child = fork(new URL("./restore-check.js", import.meta.url), [], {
+    execArgv: [],
+    stdio: ["ignore", "ignore", "pipe", "ipc"],
+    serialization: "json",
+  });
+  let stderr = "";
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr = (stderr + chunk).slice(-2000);
+  });
+  // A child that could not be started reports "error" and never "exit".
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => {
+      resolve();
+    });
+    child.once("error", () => {
+      resolve();
+    });
+  });
+  const answer = new Promise<RestoreCheckAnswer | null>((resolve) => {
+    child.once("message", (message: RestoreCheckAnswer) => {
+      resolve(message);
+    });
+    child.once("exit", () => {
+      resolve(null);
+    });
+    child.once("error", () => {
+      resolve(null);
+    });
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => {
+      resolve("timeout");
+    }, limits.timeoutMs);
+  });
+  try {
+    child.send({ input: resolve(input), copy } satisfies RestoreCheckRequest);
+    const result = await Promise.race([answer, deadline]);
+    if (result === "timeout") {
+      throw refused(
+        input,
+        `was not checked within ${limits.timeoutMs < 1000 ? `${limits.timeoutMs} ms` : `${Math.round(limits.timeoutMs / 1000)} s`} (--timeout): give a longer --timeout if it is a genuine backup of a large database`,
+      );
+    }
+    if (result === null) {
+      const reason = stderr.trim().split("\n").at(-1) ?? "";
+      throw refused(
+        input,
+        `could not be checked (the check stopped${reason === "" ? "" : `: ${reason}`})`,
+      );
+    }
+    if (result.refused !== null) throw refused(input, result.refused);
+  } finally {
+    clearTimeout(timer);
+    // Killed whatever the outcome, and waited for: the copy is removed after, never while
+    // the child may still write it.
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    await exited;
+  }
+}
+
+/**
+ * Replaces the database at `target` with the backup `input`, atomically: the backup is checked
+ * and copied (`checkAndCopy`) into a new 0600 file beside the target, then renamed over it, so
+ * the target is at every moment either the old database or the whole new one. The old
+ * database's WAL and shared memory are removed before the rename: replayed onto the new file,
+ * they would corrupt it. A refusal leaves nothing behind.
+ */
+export async function restoreSqlite(
+  input: string,
+  database: string,
+  limits: RestoreLimits = defaultRestoreLimits,
+): Promise<{ bytes: number }> {
   requireFile(input, "backup");
+  await checkSize(input, limits);
   // The file itself: renamed over a symlink, the backup would replace the link, not the database.
   const target = existsSync(database) ? realpathSync(database) : database;
   const temporary = `${target}.restoring-${randomBytes(6).toString("hex")}`;
   const file = await ExclusiveFile.create(temporary);
   try {
-    try {
-      vacuumInto(input, temporary);
-    } catch (error) {
-      throw new AppError(
-        "invalid_backup",
-        `${input} is not a SQLite database (${messageOf(error)}); nothing was changed.`,
-        { param: "input", cause: error },
-      );
-    }
+    await checkAndCopy(input, temporary, limits);
     await file.keep();
-    await checkBackup(temporary, input);
     if (existsSync(target)) refuseWhileInUse(target);
     await rm(`${target}-wal`, { force: true });
     await rm(`${target}-shm`, { force: true });
