@@ -39,15 +39,19 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
       api_version: API_VERSION,
       created: Math.floor(createdAt.getTime() / 1000),
     };
-    // Committed, with one delivery per matching destination, before the 202 is sent.
-    await store.queue.publishEvent({
-      id: head.id,
-      workspaceId: workspace,
-      type: head.type,
-      apiVersion: head.api_version,
-      body: serialiseNotification(head, input.data.object),
-      createdAt,
-    });
+    // Committed, with one delivery per matching destination, before the 202 is sent; or,
+    // past eventFanOutLimit, refused with nothing written (decision 39).
+    await store.queue.publishEvent(
+      {
+        id: head.id,
+        workspaceId: workspace,
+        type: head.type,
+        apiVersion: head.api_version,
+        body: serialiseNotification(head, input.data.object),
+        createdAt,
+      },
+      { fanOutLimit: limits.eventFanOutLimit },
+    );
     metrics.eventPublished();
     return reply.status(publish.success.status).send(successBody(publish, head));
   });
