@@ -134,6 +134,12 @@ export const errorCatalog = {
     message:
       "A change made with the dashboard's session cookie needs the session's CSRF token in X-CSRF-Token. Reload the dashboard, or send the session token as `Authorization: Bearer <token>`.",
   },
+  listen_session_forbidden: {
+    status: 403,
+    exit: ExitStatus.auth,
+    message:
+      "This listen session was opened by another credential: only that API key or user, or a credential with events:write, may resume it, end it or take its stream over. Open a session of your own (svc listen without --name, or with a name of your own).",
+  },
   // Lookups.
   not_found: {
     status: 404,
@@ -218,6 +224,18 @@ export const errorCatalog = {
     message:
       "A request with this idempotency key is still in progress. Retry the same request in a few seconds.",
     retryAfterSeconds: 2,
+  },
+  destination_limit_reached: {
+    status: 409,
+    exit: ExitStatus.rejected,
+    message:
+      "The workspace has as many destinations as this server allows (destinationLimit). Delete one you no longer use (svc webhooks delete <id>), or ask the operator to raise destinationLimit (SVC_DESTINATION_LIMIT).",
+  },
+  event_fan_out_exceeded: {
+    status: 409,
+    exit: ExitStatus.rejected,
+    message:
+      "This event would be sent to more destinations than one event may reach (eventFanOutLimit); nothing was published. Delete or pause destinations subscribed to its type, or ask the operator to raise eventFanOutLimit (SVC_EVENT_FAN_OUT_LIMIT).",
   },
   // Sending again (decision 30).
   too_many_listen_sessions: {

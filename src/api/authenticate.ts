@@ -29,8 +29,10 @@ function presentedToken(request: FastifyRequest): string {
       throw new AppError("unauthenticated", "The session cookie is not valid. Sign in again.");
     }
     // The dashboard's cookie is for the dashboard's calls: never a listen stream, whose GET
-    // takes a session over (a change no CSRF token would guard).
-    if (request.url.includes("/listen-sessions")) {
+    // takes a session over (a change no CSRF token would guard). Read from the route the
+    // router matched, never from the URL, which may spell the same route another way
+    // (`listen%2Dsessions`; decision 39).
+    if (request.routeOptions.config.cookie === false) {
       throw new AppError(
         "unauthenticated",
         "Listen sessions take an API key or a session token as `Authorization: Bearer`, not the dashboard's cookie.",
@@ -68,7 +70,7 @@ async function authorise(
   request: FastifyRequest,
   workspaceId: string,
   scope: Scope,
-): Promise<Credential> {
+): Promise<{ credential: Credential; scopes: readonly Scope[] }> {
   const credential = await identify(store, presentedToken(request), useNotRecorded(request));
   const scopes = isWellFormedId(workspaceId)
     ? await scopesIn(store, credential, workspaceId)
@@ -82,13 +84,15 @@ async function authorise(
   if (!grants(scopes, scope)) {
     throw new AppError("insufficient_scope", `This operation needs the ${scope} scope.`);
   }
-  return credential;
+  return { credential, scopes };
 }
 
 /**
  * Every route that declares a scope is authorised before its body is even parsed, for the
  * workspace in its path; a route marked `authenticated` only needs a valid credential. Later
- * hooks (idempotency) and the handler can rely on `credential` and `authorisedWorkspace`.
+ * hooks (idempotency) and the handler can rely on `credential`, `grantedScopes` and
+ * `authorisedWorkspace`. Every decision here reads the matched route's config and the
+ * parameters the router decoded, never the request's URL (decision 39).
  */
 export function registerAuthorisation(
   app: FastifyInstance,
@@ -98,7 +102,9 @@ export function registerAuthorisation(
     const { scope, authenticated } = request.routeOptions.config;
     if (scope !== undefined) {
       const { workspace = "" } = request.params as { workspace?: string };
-      request.credential = await authorise(store, request, workspace, scope);
+      const granted = await authorise(store, request, workspace, scope);
+      request.credential = granted.credential;
+      request.grantedScopes = granted.scopes;
       request.authorisedWorkspace = workspace;
     } else if (authenticated === true) {
       request.credential = await identify(store, presentedToken(request), useNotRecorded(request));

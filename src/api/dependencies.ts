@@ -49,7 +49,7 @@ export interface ListenSettings {
   readonly wakeUps?: WakeUpSource;
 }
 
-/** What one request may bring (decision 28); each is a setting of the same name. */
+/** What one request may bring or make (decisions 28, 39); each is a setting of the same name. */
 export interface ApiLimits {
   /** Bytes of a request body, on every route but publishing an event (`requestBodyLimit`). */
   readonly requestBodyLimit: number;
@@ -57,4 +57,8 @@ export interface ApiLimits {
   readonly eventBodyLimit: number;
   /** Nesting of an event's `data.object`, the object itself at depth 1 (`eventDepthLimit`). */
   readonly eventDepthLimit: number;
+  /** Webhook destinations a workspace may have (`destinationLimit`, decision 39). */
+  readonly destinationLimit: number;
+  /** Webhook destinations one event may reach; past it a publish is refused (`eventFanOutLimit`). */
+  readonly eventFanOutLimit: number;
 }

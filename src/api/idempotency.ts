@@ -4,7 +4,7 @@ import { idempotencyResponseContext } from "../crypto/sealing-contexts.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { AppError } from "../errors.ts";
 import type { Store } from "../interfaces.ts";
-import type { Credential } from "./auth/credential.ts";
+import { principalOf, type Credential } from "./auth/credential.ts";
 import "./request-context.ts";
 
 /** Keys live 24 hours (SPEC section 8), then they are purged and may be used afresh. */
@@ -47,17 +47,19 @@ function parseKey(header: string | string[]): string {
  * of the same workspace reusing the key meets `idempotency_error` instead.
  */
 function caller(credential: Credential | undefined): string {
-  if (credential === undefined) return "";
-  return credential.kind === "api_key"
-    ? `key:${credential.apiKey.id}`
-    : `user:${credential.session.user.id}`;
+  return credential === undefined ? "" : principalOf(credential);
 }
 
-/** The caller, the method, the path, the query values (in a stable order) and the exact body. */
+/**
+ * The caller, the method, the route the router matched with its parameters as it decoded
+ * them (one operation, however its path was spelled: decision 39), the query values (decoded,
+ * in a stable order) and the exact body.
+ */
 function fingerprint(request: FastifyRequest): string {
-  const [path = "", query = ""] = request.url.split("?", 2);
+  const query = request.url.split("?", 2)[1] ?? "";
   const values = [...new URLSearchParams(query)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const parts = [caller(request.credential), request.method, path, values, request.rawBody ?? ""];
+  const route = [request.routeOptions.url ?? "", request.params];
+  const parts = [caller(request.credential), request.method, route, values, request.rawBody ?? ""];
   return createHash("sha256").update(JSON.stringify(parts)).digest("hex");
 }
 

@@ -8,6 +8,8 @@ declare module "fastify" {
     scope?: Scope;
     /** A route that needs a credential but acts on no workspace (who am I, sign out). */
     authenticated?: boolean;
+    /** `false`: the dashboard's session cookie is refused here (decision 39). */
+    cookie?: false;
     /** The setting a route's own `bodyLimit` comes from, named in a 413; else requestBodyLimit. */
     bodyLimitSetting?: "eventBodyLimit";
     /** A probe (/healthz, /readyz, /metrics): answered without credentials, logged at debug. */
@@ -20,6 +22,8 @@ declare module "fastify" {
     credential?: Credential;
     /** The credential came in the dashboard's session cookie (decision 35), not a header. */
     viaCookie?: boolean;
+    /** What the credential may do in the path's workspace, on routes with a scope. */
+    grantedScopes?: readonly Scope[];
     /** The workspace of the path, once the credential is known to have the route's scope there. */
     authorisedWorkspace?: string;
     /** The idempotency key this request holds, while it runs. */

@@ -147,6 +147,16 @@ const schema = z
     eventBodyLimit: byteSize,
     /** How deeply an event's `data.object` may nest objects and arrays. Default 32. */
     eventDepthLimit: z.coerce.number().int().min(1).max(1000),
+    /**
+     * Webhook destinations a workspace may have (listen sessions are bounded apart, at 20).
+     * Default 1000 (decision 39).
+     */
+    destinationLimit: z.coerce.number().int().min(1).max(1_000_000),
+    /**
+     * Webhook destinations one event may reach: a publish that would reach more is refused,
+     * nothing written. Default 1000, as destinationLimit (decision 39).
+     */
+    eventFanOutLimit: z.coerce.number().int().min(1).max(1_000_000),
   })
   .refine((config) => config.deliveryLease > config.deliveryTimeout, {
     path: ["deliveryLease"],
@@ -198,6 +208,8 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     requestBodyLimit: "16KiB",
     eventBodyLimit: "256KiB",
     eventDepthLimit: 32,
+    destinationLimit: 1000,
+    eventFanOutLimit: 1000,
   };
 }
 
@@ -230,6 +242,8 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   requestBodyLimit: "SVC_REQUEST_BODY_LIMIT",
   eventBodyLimit: "SVC_EVENT_BODY_LIMIT",
   eventDepthLimit: "SVC_EVENT_DEPTH_LIMIT",
+  destinationLimit: "SVC_DESTINATION_LIMIT",
+  eventFanOutLimit: "SVC_EVENT_FAN_OUT_LIMIT",
 };
 
 function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {

@@ -57,6 +57,12 @@ export interface Operation {
   readonly description?: string;
   /** A scope in the path's workspace; `credential`: any valid one; `none`: public. */
   readonly access: Scope | "credential" | "none";
+  /**
+   * `false`: the dashboard's session cookie is refused here, only an `Authorization` header
+   * is taken (decisions 35a, 39). For routes whose GET changes something (a listen stream
+   * takes its session over), which no CSRF token guards, and which the dashboard never calls.
+   */
+  readonly cookie?: false;
   readonly params?: z.ZodObject;
   readonly query?: z.ZodObject;
   readonly body?: z.ZodType;
@@ -125,7 +131,7 @@ export const operations = {
     tag: "Destinations",
     summary: "Create a destination",
     description:
-      "Registers an https:// URL to receive the workspace's events. The answer carries the signing secret, once.",
+      "Registers an https:// URL to receive the workspace's events. The answer carries the signing secret, once. A workspace has at most destinationLimit (1,000 by default) destinations.",
     access: "webhooks:write",
     params: workspaceParams,
     body: createDestinationBody,
@@ -134,7 +140,7 @@ export const operations = {
       description: "The destination, with its signing secret.",
       schema: createdDestinationSchema,
     },
-    errors: destinationUrlErrors,
+    errors: [...destinationUrlErrors, "destination_limit_reached"],
   },
   getWebhook: {
     method: "get",
@@ -193,12 +199,12 @@ export const operations = {
     tag: "Events",
     summary: "Publish an event",
     description:
-      "Commits the event and one delivery per active destination subscribed to its type before answering. With `destination`, a test event: one delivery, to that destination alone.",
+      "Commits the event and one delivery per active destination subscribed to its type before answering. With `destination`, a test event: one delivery, to that destination alone. An event that would reach more than eventFanOutLimit destinations (1,000 by default) is refused, nothing written.",
     access: "events:write",
     params: workspaceParams,
     body: publishBody,
     success: { status: 202, description: "The notification's head.", schema: eventSummarySchema },
-    errors: ["data_too_deep", "not_found", "destination_inactive"],
+    errors: ["data_too_deep", "not_found", "destination_inactive", "event_fan_out_exceeded"],
   },
   listEvents: {
     method: "get",
@@ -268,8 +274,9 @@ export const operations = {
     tag: "Listen",
     summary: "Open a listen session",
     description:
-      "What `svc listen` forwards from: a session receives the workspace's notifications of its event types through its stream, signed with its own secret, and keeps what it misses while no stream is connected (decision 34). With a name, the live session of that name resumes (200, `created: false`, no secret); otherwise a session is created (`created: true`, its secret in this answer only). A workspace has at most 20 live sessions; an unnamed one without a stream ends after an hour, a named one after listenSessionTtl.",
+      "What `svc listen` forwards from: a session receives the workspace's notifications of its event types through its stream, signed with its own secret, and keeps what it misses while no stream is connected (decision 34). With a name, the live session of that name resumes (200, `created: false`, no secret) if the credential opened it or has events:write (otherwise 403 `listen_session_forbidden`); otherwise a session is created (`created: true`, its secret in this answer only). A workspace has at most 20 live sessions; an unnamed one without a stream ends after an hour, a named one after listenSessionTtl.",
     access: "events:read",
+    cookie: false,
     params: workspaceParams,
     body: openListenSessionBody,
     success: {
@@ -277,7 +284,7 @@ export const operations = {
       description: "The session; its secret when it was created.",
       schema: openedListenSessionSchema,
     },
-    errors: ["invalid_events", "too_many_listen_sessions"],
+    errors: ["invalid_events", "too_many_listen_sessions", "listen_session_forbidden"],
   },
   listListenSessions: {
     method: "get",
@@ -286,6 +293,7 @@ export const operations = {
     summary: "List listen sessions",
     description: "The workspace's live listen sessions, newest first (at most 100).",
     access: "events:read",
+    cookie: false,
     params: workspaceParams,
     success: {
       status: 200,
@@ -300,11 +308,12 @@ export const operations = {
     tag: "Listen",
     summary: "End a listen session",
     description:
-      "It receives nothing more; its waiting deliveries end failed; a stream holding it ends.",
+      "It receives nothing more; its waiting deliveries end failed; a stream holding it ends. Only the credential that opened it (the same API key, or the same user) or one with events:write may end it.",
     access: "events:read",
+    cookie: false,
     params: listenSessionParams,
     success: { status: 200, description: "Ended.", schema: deletionSchema },
-    errors: ["not_found"],
+    errors: ["not_found", "listen_session_forbidden"],
   },
   streamListenSession: {
     method: "get",
@@ -312,8 +321,9 @@ export const operations = {
     tag: "Listen",
     summary: "Stream a listen session's notifications",
     description:
-      "Server-sent events: `ready` first, then one `notification` per delivery (its `data` a StreamedNotification), a comment line as heartbeat every listenHeartbeat, and `replaced` (another stream took the session), `ended` (the session ended) or `shutdown` (the server is stopping) before the server closes it. Opening a stream takes the session from any earlier one.",
+      "Server-sent events: `ready` first, then one `notification` per delivery (its `data` a StreamedNotification), a comment line as heartbeat every listenHeartbeat, and `replaced` (another stream took the session), `ended` (the session ended) or `shutdown` (the server is stopping) before the server closes it. Opening a stream takes the session from any earlier one: only the credential that opened the session (the same API key, or the same user) or one with events:write may.",
     access: "events:read",
+    cookie: false,
     params: listenSessionParams,
     success: {
       status: 200,
@@ -321,7 +331,7 @@ export const operations = {
       schema: streamedNotificationSchema,
       mediaType: "text/event-stream",
     },
-    errors: ["not_found"],
+    errors: ["not_found", "listen_session_forbidden"],
   },
   reportListenResult: {
     method: "post",
@@ -331,6 +341,7 @@ export const operations = {
     description:
       "What the local receiver answered (or why it did not): recorded as an attempt of the delivery, which is delivered on a 2xx and otherwise retried on the schedule.",
     access: "events:read",
+    cookie: false,
     params: listenSessionParams,
     body: listenResultBody,
     success: { status: 200, description: "The delivery as it now stands.", schema: deliverySchema },
@@ -366,7 +377,7 @@ export const operations = {
     tag: "Sign-in",
     summary: "Sign in the dashboard",
     description:
-      "As signing in, for a browser: the session's token is set in an HttpOnly, SameSite=Strict cookie (`svc_session`, Secure over TLS or with `behindTls`) and is not in the answer, which carries the session's CSRF token instead. A request that authenticates with the cookie and changes anything must send that token as `X-CSRF-Token`.",
+      "As signing in, for a browser: the session's token is set in an HttpOnly, SameSite=Strict cookie (`__Host-svc_session`, Secure, when the request came over TLS or with `behindTls`; `svc_session` on plain http) and is not in the answer, which carries the session's CSRF token instead. A request that authenticates with the cookie and changes anything must send that token as `X-CSRF-Token`.",
     access: "none",
     body: signInBody,
     success: {
@@ -410,20 +421,26 @@ export function routePath(operation: Operation): string {
 export interface RouteAccess {
   readonly scope?: Scope;
   readonly authenticated?: boolean;
+  readonly cookie?: false;
 }
 
-/** The route options an operation's access gives. */
+/**
+ * The route options an operation's access gives. Every access decision reads these, on the
+ * route the router matched, never the request's URL (decision 39): `listen%2Dsessions` is the
+ * same route as `listen-sessions` to the router, and so to the checks.
+ */
 export function accessConfig(operation: Operation): { config: RouteAccess } {
+  const cookie = operation.cookie === false ? { cookie: false as const } : {};
   switch (operation.access) {
     case "none":
       return { config: {} };
     case "credential":
-      return { config: { authenticated: true } };
+      return { config: { authenticated: true, ...cookie } };
     case "webhooks:read":
     case "webhooks:write":
     case "events:read":
     case "events:write":
-      return { config: { scope: operation.access } };
+      return { config: { scope: operation.access, ...cookie } };
   }
 }
 

@@ -9,6 +9,7 @@ import type {
   NewEvent,
 } from "../interfaces.ts";
 import type { Database } from "./database.ts";
+import { AppError } from "../errors.ts";
 import { Batcher } from "./batcher.ts";
 import { closeCircuit, openCircuit } from "./sql/circuits.ts";
 import {
@@ -39,9 +40,11 @@ export interface DeliveryQueue {
   /**
    * The transactional outbox: records the event and one pending delivery per matching
    * destination (active, not deleted, subscribed by name or `*`) in one transaction.
-   * Returns how many deliveries were queued.
+   * Returns how many deliveries were queued. With `fanOutLimit`, an event that would reach
+   * more webhook destinations than that is refused, nothing of it written:
+   * `event_fan_out_exceeded` (decision 39).
    */
-  publishEvent(event: NewEvent): Promise<number>;
+  publishEvent(event: NewEvent, options?: { fanOutLimit?: number }): Promise<number>;
 
   /**
    * A test event (decision 40): the event and one pending delivery to `destinationId` alone,
@@ -108,10 +111,21 @@ export interface DeliveryQueue {
   backlog(): Promise<QueueBacklog>;
 }
 
+/** One publish waiting for its batch: the event and the most webhook destinations it may reach. */
+interface Publish {
+  readonly event: NewEvent;
+  readonly fanOutLimit: number;
+}
+
+/** A publish refused: how many destinations the event would have reached. */
+interface FanOutRefusal {
+  readonly fanOut: number;
+}
+
 /** The DeliveryQueue over any `Database`: the SQL is in `./sql/`. */
 export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
   /** Publishes and delivery results, the hot paths, are written in batches (`Batcher`). */
-  readonly #publishes: Batcher<NewEvent, number>;
+  readonly #publishes: Batcher<Publish, number | FanOutRefusal>;
   readonly #results: Batcher<FinishedAttempt, boolean>;
   /** The worker in this process that takes fresh deliveries, if any (decision 19). */
   #taker: DeliveryTaker | null = null;
@@ -125,8 +139,14 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
     });
   }
 
-  publishEvent(event: NewEvent): Promise<number> {
-    return this.#publishes.add(event);
+  async publishEvent(event: NewEvent, options: { fanOutLimit?: number } = {}): Promise<number> {
+    const fanOutLimit = options.fanOutLimit ?? Number.MAX_SAFE_INTEGER;
+    const published = await this.#publishes.add({ event, fanOutLimit });
+    if (typeof published === "number") return published;
+    throw new AppError(
+      "event_fan_out_exceeded",
+      `This ${event.type} event would be sent to ${published.fanOut} destinations; one event may reach at most ${fanOutLimit} (eventFanOutLimit). Nothing was published. Delete or pause destinations subscribed to ${event.type}, or ask the operator to raise eventFanOutLimit (SVC_EVENT_FAN_OUT_LIMIT).`,
+    );
   }
 
   async publishTestEvent(event: NewEvent, destinationId: string): Promise<boolean> {
@@ -157,7 +177,8 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
    * One publish batch: its deliveries go to the taker, as many as it reserves, claimed in the
    * same transaction; workers hear only of what is left for a claim, after the commit.
    */
-  async #publishBatch(events: readonly NewEvent[]): Promise<number[]> {
+  async #publishBatch(publishes: readonly Publish[]): Promise<(number | FanOutRefusal)[]> {
+    const events = publishes.map((publish) => publish.event);
     const taker = this.#taker;
     const room = taker?.reserve() ?? { slots: 0, excludedDestinations: [] };
     const reserved = room.slots;
@@ -172,15 +193,22 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
         : null;
     let published: PublishedBatch;
     try {
-      published = await publishEvents(this.db, events, lease);
+      published = await publishEvents(
+        this.db,
+        events,
+        lease,
+        publishes.map((publish) => publish.fanOutLimit),
+      );
     } catch (error) {
       taker?.take(reserved, []);
       throw error;
     }
     taker?.take(reserved, published.handed);
-    const total = published.queued.reduce((sum, count) => sum + count, 0);
+    const total = published.queued.reduce<number>((sum, count) => sum + (count ?? 0), 0);
     if (total > published.handed.length) this.announceQueued();
-    return published.queued;
+    return published.queued.map(
+      (count, position) => count ?? { fanOut: published.refused.get(position) ?? 0 },
+    );
   }
 
   claimDueDeliveries(owner: string, room: ClaimRoom, leaseMs: number): Promise<ClaimedDelivery[]> {

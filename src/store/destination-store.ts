@@ -11,6 +11,7 @@ import { selectLastDelivery } from "./sql/deliveries.ts";
 import {
   deleteDestination,
   insertDestination,
+  insertDestinationWithin,
   selectDestination,
   selectDestinationPage,
   updateDestination,
@@ -25,7 +26,11 @@ export interface DestinationStore {
     options: { limit: number; cursor: string | null },
   ): Promise<Page<Destination>>;
 
-  createDestination(destination: NewDestination): Promise<Destination>;
+  /**
+   * Null when the workspace already has `limit` webhook destinations (decision 39): the count
+   * and the insert are one transaction, under the workspace's lock. No limit when absent.
+   */
+  createDestination(destination: NewDestination, limit?: number): Promise<Destination | null>;
 
   /** Null for an unknown, deleted, or other workspace's id. */
   getDestination(workspaceId: string, id: string): Promise<Destination | null>;
@@ -55,8 +60,12 @@ export class SqlDestinationStore extends SqlSlice implements DestinationStore {
     return selectDestinationPage(this.db, workspaceId, options);
   }
 
-  createDestination(destination: NewDestination): Promise<Destination> {
-    return this.db.transaction((tx) => insertDestination(tx, destination, this.now()));
+  createDestination(destination: NewDestination, limit?: number): Promise<Destination | null> {
+    return this.db.transaction((tx) =>
+      limit === undefined
+        ? insertDestination(tx, destination, this.now())
+        : insertDestinationWithin(this.db, tx, destination, { now: this.now(), limit }),
+    );
   }
 
   getDestination(workspaceId: string, id: string): Promise<Destination | null> {

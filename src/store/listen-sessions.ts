@@ -7,6 +7,7 @@ import {
   type ListenClaim,
   type ListenSessionRecord,
   type NewListenSession,
+  type OpenedListenSession,
   openListenSession,
   releaseListenSession,
   selectListenDelivery,
@@ -18,7 +19,7 @@ import {
 } from "./sql/listen-sessions.ts";
 import { SqlSlice } from "./sql-slice.ts";
 
-export type { ListenClaim, ListenSessionRecord, NewListenSession };
+export type { ListenClaim, ListenSessionRecord, NewListenSession, OpenedListenSession };
 
 /** What a reported result did: recorded, or refused because the claim no longer holds it. */
 export type ListenReport =
@@ -32,13 +33,14 @@ export type ListenReport =
  */
 export interface ListenSessions {
   /**
-   * Creates a session, or resumes the live one of `session.name`; `created` says which. Null
-   * when it would be created but the workspace has `limit` live sessions already.
+   * Creates a session, or resumes the live one of `session.name` if `mayResume` its opener;
+   * `created` says which. Nothing when it would be created but the workspace has `limit` live
+   * sessions already.
    */
   open(
     session: NewListenSession,
-    limit: number,
-  ): Promise<{ session: ListenSessionRecord; created: boolean } | null>;
+    options: { limit: number; mayResume: (openedBy: string | null) => boolean },
+  ): Promise<OpenedListenSession>;
   get(workspaceId: string, id: string): Promise<ListenSessionRecord | null>;
   /** The workspace's live sessions, newest first. */
   list(workspaceId: string, limit: number): Promise<ListenSessionRecord[]>;
@@ -81,9 +83,11 @@ export class SqlListenSessions extends SqlSlice implements ListenSessions {
 
   open(
     session: NewListenSession,
-    limit: number,
-  ): Promise<{ session: ListenSessionRecord; created: boolean } | null> {
-    return this.db.transaction((tx) => openListenSession(this.db, tx, session, this.now(), limit));
+    options: { limit: number; mayResume: (openedBy: string | null) => boolean },
+  ): Promise<OpenedListenSession> {
+    return this.db.transaction((tx) =>
+      openListenSession(this.db, tx, session, { ...options, now: this.now() }),
+    );
   }
 
   get(workspaceId: string, id: string): Promise<ListenSessionRecord | null> {

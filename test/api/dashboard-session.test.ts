@@ -12,10 +12,18 @@ interface BrowserSignedIn {
   workspaces: { id: string; scopes: string[] }[];
 }
 
-/** `svc_session=<token>` of a Set-Cookie header, and its attributes. */
-function sessionCookie(response: LightMyRequestResponse) {
-  const cookie = response.cookies.find((each) => each.name === "svc_session");
-  assert.ok(cookie, `a svc_session cookie in ${JSON.stringify(response.headers["set-cookie"])}`);
+/**
+ * The session cookie's name: `__Host-svc_session` when it is Secure (behind TLS), so that no
+ * plain-http port nor sibling domain can set it; `svc_session` on plain http (decision 39).
+ */
+function cookieName(behindTls: boolean): string {
+  return behindTls ? "__Host-svc_session" : "svc_session";
+}
+
+/** The session cookie of a Set-Cookie header, and its attributes. */
+function sessionCookie(response: LightMyRequestResponse, name: string) {
+  const cookie = response.cookies.find((each) => each.name === name);
+  assert.ok(cookie, `a ${name} cookie in ${JSON.stringify(response.headers["set-cookie"])}`);
   return cookie;
 }
 
@@ -28,6 +36,9 @@ for (const behindTls of [false, true]) {
     let api: InProcessApi;
     let signedIn: BrowserSignedIn;
     let cookie: string;
+    const name = cookieName(behindTls);
+    const otherName = cookieName(!behindTls);
+    const sessionCookieOf = (response: LightMyRequestResponse) => sessionCookie(response, name);
 
     const signIn = async (role: "owner" | "viewer", email: string) => {
       await api.store.credentials.createUser(
@@ -55,7 +66,7 @@ for (const behindTls of [false, true]) {
       api.app.inject({
         method,
         url: path.startsWith("/v1") ? path : `/v1/workspaces/${api.workspaceId}${path}`,
-        headers: { cookie: `svc_session=${options.cookie ?? cookie}`, ...options.headers },
+        headers: { cookie: `${name}=${options.cookie ?? cookie}`, ...options.headers },
         ...(options.body === undefined ? {} : { payload: options.body as object }),
       });
 
@@ -63,17 +74,19 @@ for (const behindTls of [false, true]) {
       api = await inProcessApi({ settings: { behindTls: String(behindTls) } });
       const response = await signIn("owner", "owner@example.com");
       signedIn = response.json<BrowserSignedIn>();
-      cookie = sessionCookie(response).value;
+      cookie = sessionCookieOf(response).value;
     });
     after(() => api.dispose());
 
-    it("sign-in sets an HttpOnly, SameSite=Strict session cookie for the whole origin, Secure only behind TLS, and answers no token", async () => {
+    it(`sign-in sets an HttpOnly, SameSite=Strict session cookie ${name} for the whole origin, Secure only behind TLS, and answers no token`, async () => {
       const response = await api.app.inject({
         method: "POST",
         url: "/v1/auth/browser-sessions",
         payload: { email: "owner@example.com", password: PASSWORD },
       });
-      const set = sessionCookie(response);
+      const set = sessionCookieOf(response);
+      // `__Host-` takes Secure, Path=/ and no Domain, or the browser drops the cookie.
+      assert.equal(set.domain, undefined);
       assert.match(set.value, /^svs_/);
       assert.equal(set.httpOnly, true);
       assert.equal(set.sameSite, "Strict");
@@ -86,23 +99,64 @@ for (const behindTls of [false, true]) {
       assert.match(String(body.csrf_token), /^[A-Za-z0-9_-]{43}$/);
     });
 
-    it("two session cookies (one planted by another site of the host) are trusted neither", async () => {
-      const planted = await withCookie("GET", "/webhooks", {
-        cookie: `svs_planted; svc_session=${cookie}`,
-      });
-      assert.equal(planted.statusCode, 401, planted.body);
-      assert.match(planted.body, /more than one session cookie/);
-    });
-
-    it("the cookie does not open, stream or end listen sessions: those take a Bearer token", async () => {
-      for (const [method, path] of [
-        ["GET", "/listen-sessions"],
-        ["GET", "/listen-sessions/lsn_000000000000000000000001/stream"],
-      ] as const) {
-        const refused = await withCookie(method, path);
-        assert.equal(refused.statusCode, 401, `${path}: ${refused.body}`);
+    it("two session cookies (one planted by another site of the host), under either name, are trusted neither", async () => {
+      for (const both of [
+        `svs_planted; ${name}=${cookie}`,
+        `${name}=${cookie}; ${otherName}=svs_planted`,
+        `${otherName}=svs_planted; ${name}=${cookie}`,
+      ]) {
+        const planted = await api.app.inject({
+          method: "GET",
+          url: `/v1/workspaces/${api.workspaceId}/webhooks`,
+          headers: { cookie: both.startsWith("svs_") ? `${name}=${both}` : both },
+        });
+        assert.equal(planted.statusCode, 401, `${both}: ${planted.body}`);
+        assert.match(planted.body, /more than one session cookie/);
       }
     });
+
+    it(`the session is read under either name (${otherName} too)`, async () => {
+      const read = await api.app.inject({
+        method: "GET",
+        url: `/v1/workspaces/${api.workspaceId}/webhooks`,
+        headers: { cookie: `${otherName}=${cookie}` },
+      });
+      assert.equal(read.statusCode, 200, read.body);
+    });
+
+    it("the cookie does not open, stream or end listen sessions, however the path is spelled: those take a Bearer token", async () => {
+      const id = "lsn_000000000000000000000001";
+      for (const [method, path] of [
+        ["GET", "/listen-sessions"],
+        ["GET", `/listen-sessions/${id}/stream`],
+        // The router decodes these to the same routes: the refusal must follow the route.
+        ["GET", `/listen%2Dsessions/${id}/stream`],
+        ["GET", `/listen%2dsessions/${id}/stream`],
+        ["GET", `/%6Cisten-sessions/${id}/stream`],
+        ["GET", `/listen-sessions/${id}/%73tream`],
+        ["DELETE", `/listen%2Dsessions/${id}`],
+        ["POST", "/listen%2Dsessions"],
+      ] as const) {
+        const refused = await withCookie(method, path, {
+          headers: { "x-csrf-token": signedIn.csrf_token },
+        });
+        assert.equal(refused.statusCode, 401, `${method} ${path}: ${refused.body}`);
+        assert.match(refused.body, /not the dashboard's cookie/);
+      }
+    });
+
+    if (behindTls) {
+      it("a Secure sign-in clears a plain svc_session left from before behindTls was set", async () => {
+        const response = await api.app.inject({
+          method: "POST",
+          url: "/v1/auth/browser-sessions",
+          payload: { email: "owner@example.com", password: PASSWORD },
+        });
+        const plain = sessionCookie(response, "svc_session");
+        assert.equal(plain.value, "");
+        assert.ok(Date.parse(String(plain.expires)) <= Date.now(), "expired");
+      });
+    }
 
     it("the cookie authenticates reads without a CSRF token, and who-am-I gives the CSRF token back", async () => {
       const list = await withCookie("GET", "/webhooks");
@@ -155,7 +209,7 @@ for (const behindTls of [false, true]) {
 
     it("a viewer's cookie session is refused a change even with its CSRF token (403 insufficient_scope)", async () => {
       const response = await signIn("viewer", "viewer@example.com");
-      const viewerCookie = sessionCookie(response).value;
+      const viewerCookie = sessionCookieOf(response).value;
       const { csrf_token } = response.json<BrowserSignedIn>();
       const refused = await withCookie("POST", "/webhooks", {
         body: { url: `https://${publicTestHost}/viewer` },
@@ -172,7 +226,7 @@ for (const behindTls of [false, true]) {
         url: "/v1/auth/browser-sessions",
         payload: { email: "owner@example.com", password: PASSWORD },
       });
-      const own = sessionCookie(response).value;
+      const own = sessionCookieOf(response).value;
       const { csrf_token } = response.json<BrowserSignedIn>();
       const forged = await withCookie("DELETE", "/v1/auth/session", { cookie: own });
       assert.equal(forged.statusCode, 403, forged.body);
@@ -181,8 +235,10 @@ for (const behindTls of [false, true]) {
         headers: { "x-csrf-token": csrf_token },
       });
       assert.equal(signedOut.statusCode, 200, signedOut.body);
-      const cleared = sessionCookie(signedOut);
+      const cleared = sessionCookieOf(signedOut);
       assert.equal(cleared.value, "");
+      // The plain name is cleared too: one left beside the Secure one would be a second cookie.
+      assert.equal(sessionCookie(signedOut, "svc_session").value, "");
       const after = await withCookie("GET", "/webhooks", { cookie: own });
       assert.equal(after.statusCode, 401);
     });

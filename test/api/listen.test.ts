@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { createParser, type EventSourceMessage } from "eventsource-parser";
 import type { StreamedNotification } from "../../src/contract/listen.ts";
 import { verifySignature } from "../../src/receiver/verify-signature.ts";
 import { assertEnvelope } from "../support/envelope.ts";
 import { eventually } from "../support/eventually.ts";
+import { openStream } from "../support/listen-stream.ts";
 import { runCliInMemory } from "../support/in-memory-cli.ts";
 import { always, startReceiver, type Receiver } from "../support/receiver.ts";
 import { isolatedConfigHome } from "../support/svc.ts";
-import { inProcessApi, type InProcessApi } from "../support/in-process-api.ts";
+import { inProcessApi, signInAs, type InProcessApi } from "../support/in-process-api.ts";
 
 interface SessionJson {
   id: string;
@@ -21,75 +21,6 @@ interface SessionJson {
   secret?: string;
   expires_at: string;
   last_seen_at: string | null;
-}
-
-/** An open stream of the API listening on loopback: its events as they come. */
-interface OpenStream {
-  readonly events: EventSourceMessage[];
-  next(kind: string): Promise<EventSourceMessage>;
-  close(): void;
-}
-
-async function openStream(base: string, path: string, token: string): Promise<OpenStream> {
-  const controller = new AbortController();
-  const response = await fetch(`${base}${path}`, {
-    headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" },
-    signal: controller.signal,
-  });
-  assert.equal(response.status, 200);
-  assert.match(response.headers.get("content-type") ?? "", /^text\/event-stream/);
-  const events: EventSourceMessage[] = [];
-  const waiting = new Set<() => void>();
-  const parser = createParser({
-    onEvent(event) {
-      events.push(event);
-      for (const check of waiting) check();
-    },
-    onComment(comment) {
-      events.push({ event: "comment", data: comment });
-      for (const check of waiting) check();
-    },
-  });
-  void (async () => {
-    const decoder = new TextDecoder();
-    try {
-      for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-        parser.feed(decoder.decode(chunk, { stream: true }));
-      }
-    } catch {
-      // Closed by the test.
-    }
-    events.push({ event: "eof", data: "" });
-    for (const check of waiting) check();
-  })();
-  let read = 0;
-  return {
-    events,
-    next: (kind) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiting.delete(check);
-          reject(new Error(`no ${kind} event: ${JSON.stringify(events)}`));
-        }, 10_000);
-        const check = () => {
-          while (read < events.length) {
-            const event = events[read] as EventSourceMessage;
-            read += 1;
-            if (event.event === kind) {
-              clearTimeout(timer);
-              waiting.delete(check);
-              resolve(event);
-              return;
-            }
-          }
-        };
-        waiting.add(check);
-        check();
-      }),
-    close: () => {
-      controller.abort();
-    },
-  };
 }
 
 /** Listen sessions over the API (CONTRACT.md "Local forwarding", decision 34). */
@@ -261,6 +192,58 @@ describe("listen sessions over the API", () => {
     for (const id of [...opened, ...live.map((each) => each.id)]) {
       assert.equal((await api.call("DELETE", `/listen-sessions/${id}`)).statusCode, 200);
     }
+  });
+
+  it("only the credential that opened a session, or one with events:write, may resume, end or take it over", async () => {
+    const viewer = await signInAs(api, "viewer");
+    const otherReader = await api.key(["events:read"]);
+    const writer = await api.key(["events:write"]);
+    const opener = await api.key(["events:read"]);
+    const session = (await open({ name: "mine", events: ["*"] }, opener)).json<SessionJson>();
+    const member = `/listen-sessions/${session.id}`;
+    const path = `/v1/workspaces/${api.workspaceId}${member}/stream`;
+    const stream = await openStream(base, path, opener);
+    await stream.next("ready");
+
+    for (const token of [viewer.token, otherReader]) {
+      const headers = { authorization: `Bearer ${token}` };
+      assertEnvelope(
+        await api.call("GET", `${member}/stream`, { headers }),
+        "listen_session_forbidden",
+      );
+      assertEnvelope(await api.call("DELETE", member, { headers }), "listen_session_forbidden");
+      assertEnvelope(
+        await open({ name: "mine", events: ["job.failed"] }, token),
+        "listen_session_forbidden",
+      );
+    }
+    // The opener's stream was never taken, nor its types changed: it still gets this.
+    await api.call("POST", "/events", { body: { type: "job.completed", data: { object: {} } } });
+    await stream.next("notification");
+
+    // A viewer still opens and ends sessions of its own, from any of its user's sessions.
+    const own = (await open({ name: "viewer-laptop" }, viewer.token)).json<SessionJson>();
+    const again = await signInAs(api, "viewer", viewer.email);
+    assert.equal(
+      (await open({ name: "viewer-laptop" }, again.token)).json<SessionJson>().created,
+      false,
+    );
+    const byAgain = { authorization: `Bearer ${again.token}` };
+    assert.equal(
+      (await api.call("DELETE", `/listen-sessions/${own.id}`, { headers: byAgain })).statusCode,
+      200,
+    );
+
+    // The opener resumes it; events:write takes it over and ends it.
+    assert.equal((await open({ name: "mine" }, opener)).json<SessionJson>().created, false);
+    const taken = await openStream(base, path, writer);
+    await taken.next("ready");
+    await stream.next("replaced");
+    const byWriter = { authorization: `Bearer ${writer}` };
+    assert.equal((await api.call("DELETE", member, { headers: byWriter })).statusCode, 200);
+    await taken.next("ended");
+    taken.close();
+    stream.close();
   });
 
   it("a session ended elsewhere ends its stream", async () => {

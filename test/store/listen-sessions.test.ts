@@ -21,19 +21,30 @@ describe("listen sessions in the store", () => {
   let workspace: string;
   let counter = 0;
 
-  const open = async (name: string | null = null, events: string[] = ["*"], limit = 20) => {
+  const openAs = (
+    openedBy: string,
+    name: string | null,
+    options: { events?: string[]; limit?: number; mayResume?: (by: string | null) => boolean },
+  ) => {
     counter += 1;
-    const opened = await store.listen.open(
+    return store.listen.open(
       {
         id: `lsn_${counter.toString(16).padStart(24, "0")}`,
         workspaceId: workspace,
         name,
-        events: events as never,
+        events: (options.events ?? ["*"]) as never,
         secretCiphertext: "sealed",
+        openedBy,
       },
-      limit,
+      {
+        limit: options.limit ?? 20,
+        mayResume: options.mayResume ?? ((by) => by === openedBy),
+      },
     );
-    assert.ok(opened, "within the limit");
+  };
+  const open = async (name: string | null = null, events: string[] = ["*"], limit = 20) => {
+    const opened = await openAs("key:owner", name, { events, limit });
+    assert.equal(opened.kind, "opened", "within the limit");
     return opened;
   };
   const publish = async (type: EventType = "job.completed"): Promise<string> => {
@@ -220,6 +231,22 @@ describe("listen sessions in the store", () => {
     );
   });
 
+  it("a session keeps who opened it; a name resumes it only for one its opener's check lets", async () => {
+    const created = await open("laptop", ["job.failed"]);
+    assert.equal(created.session.openedBy, "key:owner");
+    assert.equal((await store.listen.get(workspace, created.session.id))?.openedBy, "key:owner");
+    const refused = await openAs("key:viewer", "laptop", { events: ["job.completed"] });
+    assert.deepEqual(refused, { kind: "opened_by_another" });
+    assert.deepEqual(
+      (await store.listen.get(workspace, created.session.id))?.events,
+      ["job.failed"],
+      "a refused resume changes nothing",
+    );
+    const resumed = await openAs("user:usr_admin", "laptop", { mayResume: () => true });
+    assert.equal(resumed.kind === "opened" && resumed.session.id, created.session.id);
+    assert.equal(resumed.kind === "opened" && resumed.session.openedBy, "key:owner");
+  });
+
   it("ending a session, or its expiry, ends what it still waited for", async () => {
     const ended = await open();
     const expiring = await open("old");
@@ -248,17 +275,8 @@ describe("listen sessions in the store", () => {
   it("a workspace's live sessions are bounded; resuming one by name is not a new one", async () => {
     await open("a");
     await open(null);
-    const refused = await store.listen.open(
-      {
-        id: "lsn_refused",
-        workspaceId: workspace,
-        name: null,
-        events: ["*"],
-        secretCiphertext: "s",
-      },
-      2,
-    );
-    assert.equal(refused, null);
+    const refused = await openAs("key:owner", null, { limit: 2 });
+    assert.deepEqual(refused, { kind: "limit_reached" });
     assert.equal((await open("a", ["*"], 2)).created, false);
   });
 

@@ -11,7 +11,8 @@ import type { ApiLimits } from "../../src/api/dependencies.ts";
 import { loadServerConfig } from "../../src/config/server-config.ts";
 import { SecretBox } from "../../src/crypto/secret-box.ts";
 import { hashToken, newApiToken } from "../../src/crypto/tokens.ts";
-import { SCOPES, type Clock, type Resolver, type Scope } from "../../src/interfaces.ts";
+import { SCOPES, type Clock, type Resolver, type Role, type Scope } from "../../src/interfaces.ts";
+import { hashPassword } from "../../src/crypto/passwords.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { AddressPolicy } from "../../src/net/address-policy.ts";
 import { PortSet } from "../../src/net/port-set.ts";
@@ -134,4 +135,31 @@ export async function inProcessApi(
       await dir.cleanup();
     },
   };
+}
+
+let users = 0;
+
+/**
+ * A user with `role` in the in-process API's workspace (made on first use of `email`), signed
+ * in through `POST /v1/auth/sessions`: their session token.
+ */
+export async function signInAs(
+  api: InProcessApi,
+  role: Role,
+  email = `user${(users += 1)}@example.com`,
+): Promise<{ email: string; token: string }> {
+  const password = "correct horse battery staple";
+  if ((await api.store.credentials.findUserByEmail(email)) === null) {
+    await api.store.credentials.createUser(
+      { id: `usr_${users}`, email, passwordHash: await hashPassword(password) },
+      { workspaceId: api.workspaceId, role },
+    );
+  }
+  const answer = await api.app.inject({
+    method: "POST",
+    url: "/v1/auth/sessions",
+    payload: { email, password },
+  });
+  if (answer.statusCode !== 201) throw new Error(`sign-in failed: ${answer.body}`);
+  return { email, token: answer.json<{ token: string }>().token };
 }

@@ -26,6 +26,17 @@ export interface WorkspaceAccess {
 export const SESSION_TOKEN_PREFIX = "svs_";
 
 /**
+ * Who stands behind a credential, as kept beside what it did: the API key (`key:<id>`), or the
+ * signed-in user (`user:<id>`), whichever of their sessions it is, so that signing in again
+ * is still the same caller. Idempotency keys and listen sessions (decision 39) are bound to it.
+ */
+export function principalOf(credential: Credential): string {
+  return credential.kind === "api_key"
+    ? `key:${credential.apiKey.id}`
+    : `user:${credential.session.user.id}`;
+}
+
+/**
  * The credential a bearer token stands for. The prefix says which table to look in; an
  * unknown, revoked or expired token of either kind is 401, with a message on how to get a
  * new one. An API key's use is recorded without holding up the request (the store writes it

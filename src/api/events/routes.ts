@@ -73,9 +73,11 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
       createdAt,
     };
     // Committed, with one delivery per matching destination (or to the test's destination
-    // alone), before the 202 is sent.
-    if (input.destination === undefined) await store.queue.publishEvent(event);
-    else await publishTest(event, input.destination);
+    // alone), before the 202 is sent; or, past eventFanOutLimit, refused with nothing written
+    // (decision 39).
+    if (input.destination === undefined) {
+      await store.queue.publishEvent(event, { fanOutLimit: limits.eventFanOutLimit });
+    } else await publishTest(event, input.destination);
     metrics.eventPublished();
     return reply
       .status(publish.success.status)

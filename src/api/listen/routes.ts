@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { workspaceParams } from "../../contract/common.ts";
 import {
   listenResultBody,
@@ -15,6 +15,8 @@ import type { ErrorClass } from "../../delivery/http-sender.ts";
 import { AppError } from "../../errors.ts";
 import { storableText } from "../../lib/storable-text.ts";
 import type { ListenSessionRecord } from "../../store/listen-sessions.ts";
+import { principalOf } from "../auth/credential.ts";
+import { grants } from "../authenticate.ts";
 import { deliveryBody } from "../delivery-log/serialize.ts";
 import type { ApiDependencies } from "../dependencies.ts";
 import { isWellFormedId, parseInput } from "../parse-input.ts";
@@ -38,6 +40,24 @@ function notFound(id: string): AppError {
   return new AppError("not_found", `No listen session ${id} in this workspace.`, { param: "id" });
 }
 
+/**
+ * Whether the request's credential may resume, end or take over a session opened by
+ * `openedBy` (decision 39): the credential that opened it (the same API key; the same user,
+ * whichever of their sessions), or one with `events:write`, which may change what the
+ * workspace's deliveries do anyway. A session opened before openers were kept (null) needs
+ * `events:write`. Everyone with `events:read` may still list sessions and open their own.
+ */
+function mayActFor(request: FastifyRequest): (openedBy: string | null) => boolean {
+  const { credential, grantedScopes = [] } = request;
+  const principal = credential === undefined ? null : principalOf(credential);
+  const actsForAny = grants(grantedScopes, "events:write");
+  return (openedBy) => actsForAny || (openedBy !== null && openedBy === principal);
+}
+
+function openedByAnother(): AppError {
+  return new AppError("listen_session_forbidden");
+}
+
 /** The result's texts as the database can keep them (NUL, lone surrogates: U+FFFD). */
 function storable<T extends { error: string | null; response_body: string | null }>(input: T): T {
   return {
@@ -57,7 +77,9 @@ function errorClassOf(error: string): ErrorClass {
 /**
  * Listen sessions (CONTRACT.md "Local forwarding", decision 34): opened, listed and ended
  * like destinations, streamed as server-sent events, and their results reported back as
- * attempts. Every route needs `events:read`: a session sees what the event log shows.
+ * attempts. Every route needs `events:read`: a session sees what the event log shows; to
+ * resume, end or take over a session takes the credential that opened it or `events:write`
+ * (decision 39).
  */
 export function registerListenRoutes(
   app: FastifyInstance,
@@ -98,6 +120,8 @@ export function registerListenRoutes(
     const input = parseInput(openListenSessionBody, request.body);
     const id = newId("lsn");
     const secret = newSigningSecret();
+    const { credential } = request;
+    if (credential === undefined) throw new AppError("unauthenticated");
     const opened = await store.listen.open(
       {
         id,
@@ -105,10 +129,12 @@ export function registerListenRoutes(
         name: input.name ?? null,
         events: input.events,
         secretCiphertext: secretBox.encrypt(secret, destinationSecretContext(id)),
+        openedBy: principalOf(credential),
       },
-      liveSessionLimit,
+      { limit: liveSessionLimit, mayResume: mayActFor(request) },
     );
-    if (opened === null) throw new AppError("too_many_listen_sessions");
+    if (opened.kind === "limit_reached") throw new AppError("too_many_listen_sessions");
+    if (opened.kind === "opened_by_another") throw openedByAnother();
     // The secret only in the answer that created the session, as for a destination.
     return successBody(open, {
       ...sessionBody(opened.session),
@@ -125,6 +151,10 @@ export function registerListenRoutes(
 
   app.delete(routePath(remove), accessConfig(remove), async (request) => {
     const { workspace, id } = sessionOf(request.params);
+    const session = await store.listen.get(workspace, id);
+    if (session === null) throw notFound(id);
+    // Who opened a session never changes: checked once, before it is ended.
+    if (!mayActFor(request)(session.openedBy)) throw openedByAnother();
     if (!(await store.listen.end(workspace, id, "listen session ended"))) throw notFound(id);
     listen.streams.endSession(id);
     return successBody(remove, { id, deleted: true });
@@ -132,7 +162,9 @@ export function registerListenRoutes(
 
   app.get(routePath(stream), accessConfig(stream), async (request, reply) => {
     const { workspace, id } = sessionOf(request.params);
-    if ((await store.listen.get(workspace, id)) === null) throw notFound(id);
+    const session = await store.listen.get(workspace, id);
+    if (session === null) throw notFound(id);
+    if (!mayActFor(request)(session.openedBy)) throw openedByAnother();
     const opened = new ListenStream(
       { id, workspaceId: workspace },
       reply.raw,

@@ -34,7 +34,7 @@ function notFound(id: string): AppError {
  * `registerAuthorisation` checks each scope before the route runs.
  */
 export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDependencies): void {
-  const { store, secretBox } = dependencies;
+  const { store, secretBox, limits } = dependencies;
 
   app.get(routePath(list), accessConfig(list), async (request) => {
     const { workspace } = parseInput(workspaceParams, request.params);
@@ -55,13 +55,22 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
     const { url } = await checkDestinationUrl(input.url, dependencies);
     const id = newId("dst");
     const secret = newSigningSecret();
-    const destination = await store.destinations.createDestination({
-      id,
-      workspaceId: workspace,
-      url: url.href,
-      events: input.events,
-      secretCiphertext: secretBox.encrypt(secret, destinationSecretContext(id)),
-    });
+    const destination = await store.destinations.createDestination(
+      {
+        id,
+        workspaceId: workspace,
+        url: url.href,
+        events: input.events,
+        secretCiphertext: secretBox.encrypt(secret, destinationSecretContext(id)),
+      },
+      limits.destinationLimit,
+    );
+    if (destination === null) {
+      throw new AppError(
+        "destination_limit_reached",
+        `The workspace has ${limits.destinationLimit} destinations, the most this server allows (destinationLimit). Delete one you no longer use (svc webhooks delete <id>), or ask the operator to raise destinationLimit (SVC_DESTINATION_LIMIT).`,
+      );
+    }
     // The only response that ever carries the secret.
     return reply
       .status(create.success.status)

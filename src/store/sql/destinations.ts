@@ -5,9 +5,10 @@ import type {
   NewDestination,
   Page,
 } from "../../interfaces.ts";
-import type { SqlExecutor, SqlValue } from "../database.ts";
+import type { Database, SqlExecutor, SqlValue } from "../database.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { toBoolean, toDate } from "./rows.ts";
+import { lockWorkspace } from "./workspaces.ts";
 
 interface DestinationRow extends Record<string, unknown> {
   seq: number | string;
@@ -98,6 +99,27 @@ export async function insertDestination(
   await insertEvents(tx, destination.id, destination.events);
   const [created] = await withEvents(tx, rows);
   return created as Destination;
+}
+
+/**
+ * Call inside a transaction. Inserts the destination if its workspace has fewer than `limit`
+ * webhook destinations (listen sessions have a bound of their own), the count and the insert
+ * under the workspace's lock; null if it has `limit` already.
+ */
+export async function insertDestinationWithin(
+  db: Database,
+  tx: SqlExecutor,
+  destination: NewDestination,
+  options: { now: number; limit: number },
+): Promise<Destination | null> {
+  await lockWorkspace(db, tx, destination.workspaceId);
+  const [counted] = await tx.query<{ live: number | string }>(
+    `SELECT COUNT(*) AS live FROM destinations
+     WHERE workspace_id = $1 AND deleted_at IS NULL AND kind = 'webhook'`,
+    [destination.workspaceId],
+  );
+  if (Number(counted?.live ?? 0) >= options.limit) return null;
+  return insertDestination(tx, destination, options.now);
 }
 
 export async function selectDestination(

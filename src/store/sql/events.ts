@@ -1,5 +1,5 @@
 import type { ClaimedDelivery, NewEvent } from "../../interfaces.ts";
-import type { Database, JsonColumn, SqlValue } from "../database.ts";
+import type { Database, JsonColumn, SqlExecutor, SqlValue } from "../database.ts";
 import { type ClaimedRow, selectClaimed, toClaimedDelivery } from "./deliveries.ts";
 
 /** Deliveries to write already claimed: the first `limit` of the batch, in publish order. */
@@ -12,8 +12,13 @@ export interface PublishLease {
 }
 
 export interface PublishedBatch {
-  /** How many deliveries each event queued, in the events' order. */
-  readonly queued: number[];
+  /**
+   * How many deliveries each event queued, in the events' order; for an event refused because
+   * it would reach more than the fan-out limit (nothing of it written), null.
+   */
+  readonly queued: (number | null)[];
+  /** The refused events' fan-outs, by their position in the batch. */
+  readonly refused: ReadonlyMap<number, number>;
   /** The deliveries written under the lease, claimed, in publish order. */
   readonly handed: ClaimedDelivery[];
 }
@@ -46,6 +51,44 @@ function batchValue(events: readonly NewEvent[]): string {
       position,
     ]),
   );
+}
+
+const fanOutColumns: readonly JsonColumn[] = [
+  ["workspace_id", "TEXT"],
+  ["type", "TEXT"],
+  ["position", "INTEGER"],
+];
+
+/**
+ * The events of a batch that would reach more than \`limit\` webhook destinations (active, not
+ * deleted, subscribed to the type or to \`*\`): each one's position in the batch and how many.
+ * Listen sessions are not counted: they have their own bound (decision 34). The events go as
+ * their workspaces and types alone, never their bodies. Its join is the publish's own, once
+ * more: what a workspace's destinations cost a publish, paid twice.
+ */
+async function selectFanOutsOver(
+  db: Database,
+  executor: SqlExecutor,
+  events: readonly NewEvent[],
+  limit: number,
+): Promise<Map<number, number>> {
+  const rows = await executor.query<{ position: number | string; fan_out: number | string }>(
+    `WITH batch AS (${db.tableOfJsonRows("$1", fanOutColumns)})
+     SELECT b.position, COUNT(*) AS fan_out
+     FROM batch b
+     JOIN destinations d ON d.workspace_id = b.workspace_id
+     WHERE d.active = $2 AND d.deleted_at IS NULL AND d.kind = 'webhook'
+       AND EXISTS (SELECT 1 FROM destination_events s
+                   WHERE s.destination_id = d.id AND s.event IN (b.type, '*'))
+     GROUP BY b.position
+     HAVING COUNT(*) > $3`,
+    [
+      JSON.stringify(events.map((event, position) => [event.workspaceId, event.type, position])),
+      true,
+      limit,
+    ],
+  );
+  return new Map(rows.map((row) => [Number(row.position), Number(row.fan_out)]));
 }
 
 /**
@@ -94,6 +137,11 @@ function insertDeliveries(db: Database): string {
  * change, committed (durably) before this resolves. Each matching destination gets one
  * pending delivery of each event, due at once, or, for the first \`lease.limit\` of them,
  * claimed under \`lease\` as \`claimDueDeliveries\` would claim them, and returned ready to send.
+ * An event that would reach more webhook destinations than its \`fanOutLimits\` entry (decision
+ * 39) is refused whole: neither it nor any delivery of it is written, and the others go on.
+ * PostgreSQL counts before its statement, SQLite in the same transaction: on PostgreSQL a
+ * destination created meanwhile may add one more, a bound that is a guard, not an invariant
+ * (the destination limit is the invariant).
  *
  * The same SQL on both engines, in the form each runs fastest. PostgreSQL runs it as one
  * statement (the events' INSERT a data-modifying CTE), so a batch costs one round trip and
@@ -104,63 +152,111 @@ export async function publishEvents(
   db: Database,
   events: readonly NewEvent[],
   lease: PublishLease | null,
+  fanOutLimits: readonly number[],
 ): Promise<PublishedBatch> {
-  if (events.length === 0) return { queued: [], handed: [] };
-  const leaseValues: SqlValue[] = [
+  if (events.length === 0) return { queued: [], refused: new Map(), handed: [] };
+  const write = async (executor: SqlExecutor, writeBatch: BatchWriter) => {
+    const refused = await selectRefusedFanOuts(db, executor, events, fanOutLimits);
+    const kept = events.filter((_event, position) => !refused.has(position));
+    const written = kept.length === 0 ? { rows: [], handed: [] } : await writeBatch(kept);
+    const counts = new Map<string, number>();
+    for (const { event_id } of written.rows) counts.set(event_id, (counts.get(event_id) ?? 0) + 1);
+    const queued = events.map((event, position) =>
+      refused.has(position) ? null : (counts.get(event.id) ?? 0),
+    );
+    return { queued, refused, handed: written.handed };
+  };
+  if (db.writesInCtes) return write(db, (kept) => writeInOneStatement(db, kept, lease));
+  return db.transaction((tx) => write(tx, (kept) => writeInTransaction(db, tx, kept, lease)));
+}
+
+type WrittenRow = ClaimedRow & { lease_owner: string | null };
+type BatchWriter = (
+  events: readonly NewEvent[],
+) => Promise<{ rows: WrittenRow[]; handed: ClaimedDelivery[] }>;
+
+/**
+ * The events over their own fan-out limit, by position, with their fan-outs: those the
+ * smallest limit of the batch lets through to the count, judged each by its own.
+ */
+async function selectRefusedFanOuts(
+  db: Database,
+  executor: SqlExecutor,
+  events: readonly NewEvent[],
+  fanOutLimits: readonly number[],
+): Promise<Map<number, number>> {
+  const smallest = Math.min(...fanOutLimits);
+  const over = await selectFanOutsOver(db, executor, events, smallest);
+  for (const [position, fanOut] of over) {
+    if (fanOut <= (fanOutLimits[position] ?? smallest)) over.delete(position);
+  }
+  return over;
+}
+
+function leaseValues(lease: PublishLease | null): SqlValue[] {
+  return [
     true,
     lease?.limit ?? 0,
     lease?.until ?? 0,
     lease?.token ?? null,
     JSON.stringify(lease?.excludedDestinations ?? []),
   ];
-  const batch = batchValue(events);
+}
+
+/** PostgreSQL: the events and their deliveries in one statement (the events' INSERT a CTE). */
+async function writeInOneStatement(
+  db: Database,
+  events: readonly NewEvent[],
+  lease: PublishLease | null,
+): Promise<{ rows: WrittenRow[]; handed: ClaimedDelivery[] }> {
+  const rows = await db.query<WrittenRow>(
+    `WITH ${batchTable(db, "$6")},
+     ev AS (INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
+            SELECT id, workspace_id, type, body, api_version, created_at
+            FROM batch ORDER BY position
+            RETURNING id),
+     ins AS (WITH ${insertDeliveries(db)})
+     SELECT ins.seq, ins.event_id, ins.event_type, ins.attempts, ins.retry_base, ins.lease_owner,
+            CASE WHEN ins.lease_owner IS NULL THEN NULL ELSE b.body END AS body,
+            d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
+            d.workspace_id, d.circuit_opens
+     FROM ins
+     JOIN batch b ON b.id = ins.event_id
+     JOIN destinations d ON d.id = ins.destination_id
+     ORDER BY ins.seq`,
+    [...leaseValues(lease), batchValue(events)],
+  );
   const token = lease?.token ?? "";
-  let rows: (ClaimedRow & { lease_owner: string | null })[];
-  let handed: ClaimedDelivery[];
-  if (db.writesInCtes) {
-    rows = await db.query(
-      `WITH ${batchTable(db, "$6")},
-       ev AS (INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
-              SELECT id, workspace_id, type, body, api_version, created_at
-              FROM batch ORDER BY position
-              RETURNING id),
-       ins AS (WITH ${insertDeliveries(db)})
-       SELECT ins.seq, ins.event_id, ins.event_type, ins.attempts, ins.retry_base, ins.lease_owner,
-              CASE WHEN ins.lease_owner IS NULL THEN NULL ELSE b.body END AS body,
-              d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
-              d.workspace_id, d.circuit_opens
-       FROM ins
-       JOIN batch b ON b.id = ins.event_id
-       JOIN destinations d ON d.id = ins.destination_id
-       ORDER BY ins.seq`,
-      [...leaseValues, batch],
-    );
-    handed = rows
-      .filter((row) => row.lease_owner !== null)
-      .map((row) => toClaimedDelivery(row, token));
-  } else {
-    ({ rows, handed } = await db.transaction(async (tx) => {
-      await tx.execute(
-        `WITH ${batchTable(db, "$1")}
-         INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
-         SELECT id, workspace_id, type, body, api_version, created_at
-         FROM batch ORDER BY position`,
-        [batch],
-      );
-      const inserted = await tx.query<ClaimedRow & { lease_owner: string | null }>(
-        `WITH ${batchTable(db, "$6")}, ${insertDeliveries(db)}`,
-        [...leaseValues, batch],
-      );
-      const leased = inserted
-        .filter((row) => row.lease_owner !== null)
-        .map((row) => Number(row.seq))
-        .sort((a, b) => a - b);
-      return { rows: inserted, handed: await selectClaimed(db, tx, leased, token) };
-    }));
-  }
-  const counts = new Map<string, number>();
-  for (const { event_id } of rows) counts.set(event_id, (counts.get(event_id) ?? 0) + 1);
-  return { queued: events.map((event) => counts.get(event.id) ?? 0), handed };
+  const handed = rows
+    .filter((row) => row.lease_owner !== null)
+    .map((row) => toClaimedDelivery(row, token));
+  return { rows, handed };
+}
+
+/** SQLite: the two INSERTs and the claim's SELECT, in the caller's transaction. */
+async function writeInTransaction(
+  db: Database,
+  tx: SqlExecutor,
+  events: readonly NewEvent[],
+  lease: PublishLease | null,
+): Promise<{ rows: WrittenRow[]; handed: ClaimedDelivery[] }> {
+  const batch = batchValue(events);
+  await tx.execute(
+    `WITH ${batchTable(db, "$1")}
+     INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
+     SELECT id, workspace_id, type, body, api_version, created_at
+     FROM batch ORDER BY position`,
+    [batch],
+  );
+  const rows = await tx.query<WrittenRow>(`WITH ${batchTable(db, "$6")}, ${insertDeliveries(db)}`, [
+    ...leaseValues(lease),
+    batch,
+  ]);
+  const leased = rows
+    .filter((row) => row.lease_owner !== null)
+    .map((row) => Number(row.seq))
+    .sort((a, b) => a - b);
+  return { rows, handed: await selectClaimed(db, tx, leased, lease?.token ?? "") };
 }
 
 /**

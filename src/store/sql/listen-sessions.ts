@@ -10,6 +10,8 @@ export interface ListenSessionRecord {
   readonly workspaceId: string;
   readonly name: string | null;
   readonly events: readonly EventSubscription[];
+  /** Who opened it (`key:<id>` or `user:<id>`, decision 39); null if opened before that was kept. */
+  readonly openedBy: string | null;
   readonly createdAt: Date;
   readonly lastSeenAt: Date | null;
   readonly connected: boolean;
@@ -23,13 +25,26 @@ export interface NewListenSession {
   readonly name: string | null;
   readonly events: readonly EventSubscription[];
   readonly secretCiphertext: string;
+  /** Who opens it: `key:<id>` or `user:<id>` (decision 39). */
+  readonly openedBy: string;
 }
+
+/**
+ * What opening did: created or resumed the session (`created` says which); or nothing, because
+ * the workspace has its limit of live sessions, or because the live session of that name was
+ * opened by another credential that the caller may not act for (decision 39).
+ */
+export type OpenedListenSession =
+  | { readonly kind: "opened"; readonly session: ListenSessionRecord; readonly created: boolean }
+  | { readonly kind: "limit_reached" }
+  | { readonly kind: "opened_by_another" };
 
 interface SessionRow extends Record<string, unknown> {
   seq: number | string;
   id: string;
   workspace_id: string;
   name: string | null;
+  opened_by: string | null;
   created_at: number | string;
   last_seen_at: number | string | null;
   listen_stream: string | null;
@@ -47,7 +62,7 @@ export const streamSilenceMs = 180_000;
  * before which a stream is taken for gone, then the query's own).
  */
 function sessionQuery(where: string, tail = ""): string {
-  return `SELECT d.seq, d.id, d.workspace_id, d.name, d.created_at, d.last_seen_at,
+  return `SELECT d.seq, d.id, d.workspace_id, d.name, d.opened_by, d.created_at, d.last_seen_at,
             CASE WHEN d.last_seen_at >= $2 THEN d.listen_stream END AS listen_stream,
             (SELECT COUNT(*) FROM deliveries dl
              WHERE dl.destination_id = d.id AND dl.status = 'pending'
@@ -70,6 +85,7 @@ async function toSessions(
     workspaceId: row.workspace_id,
     name: row.name,
     events: eventsOf(row.id),
+    openedBy: row.opened_by,
     createdAt: toDate(row.created_at),
     lastSeenAt: toNullableDate(row.last_seen_at),
     connected: row.listen_stream !== null,
@@ -109,31 +125,34 @@ export async function selectListenSessions(
 
 /**
  * Call inside a transaction. Resumes the workspace's live session named `session.name`, with
- * `session.events` from now on, or creates `session`: `created` says which. Null when it would
- * be created but the workspace has `limit` live sessions already.
+ * `session.events` from now on, if `mayResume` its opener; or creates `session`. Nothing when
+ * it would be created but the workspace has `limit` live sessions already.
  */
 export async function openListenSession(
   db: Database,
   tx: SqlExecutor,
   session: NewListenSession,
-  now: number,
-  limit: number,
-): Promise<{ session: ListenSessionRecord; created: boolean } | null> {
+  options: { now: number; limit: number; mayResume: (openedBy: string | null) => boolean },
+): Promise<OpenedListenSession> {
+  const { now, limit } = options;
   if (session.name !== null) {
     // Two opens of one name at once: PostgreSQL's lock makes the second wait for the first;
     // SQLite's write transactions already run one at a time.
-    const [existing] = await tx.query<{ id: string }>(
-      `SELECT id FROM destinations
+    const [existing] = await tx.query<{ id: string; opened_by: string | null }>(
+      `SELECT id, opened_by FROM destinations
        WHERE workspace_id = $1 AND kind = 'listen' AND deleted_at IS NULL AND name = $2
        ${db.rowLockClause}`,
       [session.workspaceId, session.name],
     );
     if (existing !== undefined) {
+      // Resuming changes its event types and leads to taking its stream over: only for the
+      // credential that opened it, or one that may act for any (decision 39).
+      if (!options.mayResume(existing.opened_by)) return { kind: "opened_by_another" };
       await tx.execute("DELETE FROM destination_events WHERE destination_id = $1", [existing.id]);
       await insertEvents(tx, existing.id, session.events);
       await tx.execute("UPDATE destinations SET updated_at = $2 WHERE id = $1", [existing.id, now]);
       const resumed = await selectListenSession(tx, session.workspaceId, existing.id, now);
-      return { session: resumed as ListenSessionRecord, created: false };
+      return { kind: "opened", session: resumed as ListenSessionRecord, created: false };
     }
   }
   // Each session receives every event it subscribes to: their number is bounded. Two opens at
@@ -143,16 +162,24 @@ export async function openListenSession(
      WHERE workspace_id = $1 AND kind = 'listen' AND deleted_at IS NULL`,
     [session.workspaceId],
   );
-  if (Number(live?.live ?? 0) >= limit) return null;
+  if (Number(live?.live ?? 0) >= limit) return { kind: "limit_reached" };
   await tx.execute(
     `INSERT INTO destinations (id, workspace_id, url, active, secret_ciphertext, created_at,
-                               updated_at, kind, name, last_seen_at)
-     VALUES ($1, $2, '', $3, $4, $5, $5, 'listen', $6, $5)`,
-    [session.id, session.workspaceId, true, session.secretCiphertext, now, session.name],
+                               updated_at, kind, name, last_seen_at, opened_by)
+     VALUES ($1, $2, '', $3, $4, $5, $5, 'listen', $6, $5, $7)`,
+    [
+      session.id,
+      session.workspaceId,
+      true,
+      session.secretCiphertext,
+      now,
+      session.name,
+      session.openedBy,
+    ],
   );
   await insertEvents(tx, session.id, session.events);
   const created = await selectListenSession(tx, session.workspaceId, session.id, now);
-  return { session: created as ListenSessionRecord, created: true };
+  return { kind: "opened", session: created as ListenSessionRecord, created: true };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { NewApiKey, Workspace } from "../../interfaces.ts";
-import type { SqlExecutor } from "../database.ts";
+import type { Database, SqlExecutor } from "../database.ts";
 import { insertApiKey } from "./api-keys.ts";
 import { toDate } from "./rows.ts";
 
@@ -59,4 +59,20 @@ export async function initialiseInstance(
   await insertWorkspace(tx, workspace, now);
   await insertApiKey(tx, key, now);
   return true;
+}
+
+/**
+ * Call inside a transaction. Holds the workspace's row until the transaction ends, so that
+ * counting what the workspace has and adding one more run one at a time per workspace: two
+ * creates at once cannot both count below a limit (decision 39). SQLite's write transactions
+ * already run one at a time. `FOR NO KEY UPDATE`, not `FOR UPDATE`: a publish, whose rows
+ * reference the workspace (a `FOR KEY SHARE`), does not wait for it.
+ */
+export async function lockWorkspace(
+  db: Database,
+  tx: SqlExecutor,
+  workspaceId: string,
+): Promise<void> {
+  const lock = db.dialect === "postgres" ? "FOR NO KEY UPDATE" : "";
+  await tx.query(`SELECT id FROM workspaces WHERE id = $1 ${lock}`, [workspaceId]);
 }
