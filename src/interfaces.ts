@@ -360,6 +360,7 @@ export interface DeliveryFilter {
   readonly destinationId?: string;
   readonly eventId?: string;
   readonly status?: DeliveryStatus;
+  readonly eventType?: EventType;
   readonly since?: Date;
   readonly until?: Date;
 }
