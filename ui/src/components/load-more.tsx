@@ -1,0 +1,25 @@
+import type { Paged } from "../paging.ts";
+
+/** How many of a list are shown, and "Load more" while the API holds more. */
+export function LoadMore<T>({ paged, noun }: { paged: Paged<T>; noun: string }) {
+  const shown = paged.items?.length ?? 0;
+  return (
+    <div class="load-more">
+      <p class="count" aria-live="polite">
+        {paged.more ? `${shown} ${noun} shown, more to load` : `All ${shown} ${noun} shown`}
+      </p>
+      {paged.more && (
+        <button
+          type="button"
+          class="secondary"
+          disabled={paged.loading}
+          onClick={() => {
+            paged.loadMore();
+          }}
+        >
+          {paged.loading ? "Loading…" : "Load more"}
+        </button>
+      )}
+    </div>
+  );
+}
