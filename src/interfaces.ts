@@ -92,6 +92,17 @@ export interface CircuitState {
   readonly error: string | null;
 }
 
+/**
+ * A destination's circuit as its page shows it (decision 40): closed, or open until
+ * `openUntil`, or half-open (one attempt at a time probes it); `opens` in a row, and why.
+ */
+export interface DestinationCircuit {
+  readonly state: "closed" | "open" | "half_open";
+  readonly openUntil: Date | null;
+  readonly opens: number;
+  readonly reason: string | null;
+}
+
 /** A published event: the notification body is serialised once, here, and never again. */
 export interface NewEvent {
   readonly id: string;
@@ -196,13 +207,27 @@ export interface AttemptRecord {
   readonly errorClass: string | null;
   /** The first 2 KiB of the receiver's answer, as text, when it had one. */
   readonly responseBody?: string | null;
+  /** The `Webhook-Signature` header it was sent with, when one was (decision 40). */
+  readonly webhookSignature?: string | null;
 }
+
+/**
+ * Why a delivery ended `failed` (decision 40): its retries were spent; they would have been
+ * spent while its destination's circuit was open; the destination's address or URL is refused
+ * for good; the destination was deleted or deactivated before the attempt.
+ */
+export type FailureReason =
+  | "retries_exhausted"
+  | "circuit_open"
+  | "destination_refused"
+  | "destination_deleted"
+  | "destination_inactive";
 
 /** Where a delivery stands after an attempt. */
 export type DeliveryResult =
   | { readonly status: "delivered" }
   | { readonly status: "pending"; readonly nextAttemptAt: Date }
-  | { readonly status: "failed" };
+  | { readonly status: "failed"; readonly reason: FailureReason };
 
 /** What a worker reports for a claimed delivery. */
 export interface AttemptReport {
@@ -304,6 +329,8 @@ export interface EventSummary {
   readonly type: EventType;
   readonly apiVersion: string;
   readonly createdAt: Date;
+  /** A test event, sent to one destination alone (decision 40). */
+  readonly test: boolean;
 }
 
 /** An event with its notification body and one delivery per destination it was queued for. */
@@ -330,7 +357,19 @@ export interface DeliveryRecord {
   readonly lastError: string | null;
   /** A worker holds it: an attempt is under way. */
   readonly inFlight: boolean;
+  /** Where it stands, in more detail than `status` (decision 40). */
+  readonly state: DeliveryState;
+  /** Why it failed; null unless `failed`. */
+  readonly failureReason: FailureReason | null;
 }
+
+/**
+ * Where a delivery stands: waiting for its first attempt, being attempted, waiting for a
+ * retry at `nextAttemptAt`, held by its destination's open circuit until `nextAttemptAt`,
+ * delivered, or failed (`failureReason` says why).
+ */
+export type DeliveryState =
+  "waiting" | "in_flight" | "retry_scheduled" | "circuit_open" | "delivered" | "failed";
 
 /** One attempt of a delivery, as the log keeps it (`attemptRetention`). */
 export interface AttemptEntry {
@@ -343,6 +382,8 @@ export interface AttemptEntry {
   readonly error: string | null;
   /** The first 2 KiB of the receiver's answer, as text. */
   readonly responseBody: string | null;
+  /** The `Webhook-Signature` header it was sent with; null when none was kept. */
+  readonly webhookSignature: string | null;
 }
 
 export interface DeliveryDetail extends DeliveryRecord {

@@ -6,3 +6,6 @@ export const VERSION: string = (
     version: string;
   }
 ).version;
+
+/** The `User-Agent` of every notification (CONTRACT.md "Notifications"). */
+export const USER_AGENT = `svc-webhooks/${VERSION}`;

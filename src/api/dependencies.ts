@@ -14,7 +14,7 @@ export interface ApiStore extends Pick<
   Store,
   "destinations" | "log" | "credentials" | "idempotency" | "health" | "listen"
 > {
-  readonly queue: Pick<DeliveryQueue, "publishEvent" | "whenQueued">;
+  readonly queue: Pick<DeliveryQueue, "publishEvent" | "publishTestEvent" | "whenQueued">;
 }
 
 /** What the API's routes are given by the composition root. */

@@ -11,6 +11,28 @@ export { eventSummarySchema, type EventSummaryBody } from "./events.ts";
 
 export const deliveryStatusSchema = z.enum(["pending", "delivered", "failed"]);
 
+/** Where a delivery stands (decision 40): a finer `status`. */
+export const deliveryStateSchema = z
+  .enum(["waiting", "in_flight", "retry_scheduled", "circuit_open", "delivered", "failed"])
+  .meta({
+    description:
+      "waiting: for its first attempt, at next_attempt_at; in_flight: being attempted; retry_scheduled: its next attempt is at next_attempt_at; circuit_open: held by its destination's open circuit until next_attempt_at; delivered; failed (failure_reason says why). States may be added: accept others.",
+  });
+
+/** Why a delivery failed (decision 40). */
+export const failureReasonSchema = z
+  .enum([
+    "retries_exhausted",
+    "circuit_open",
+    "destination_refused",
+    "destination_deleted",
+    "destination_inactive",
+  ])
+  .meta({
+    description:
+      "retries_exhausted: every attempt of the schedule failed (last_error says how); circuit_open: its retries would have run out while its destination's circuit was open; destination_refused: the destination's address or URL is refused for good (not public, a port not allowed); destination_deleted / destination_inactive: deleted or deactivated before it could be attempted. Reasons may be added: accept others.",
+  });
+
 /** One notification to one destination. */
 export const deliverySchema = z
   .object({
@@ -29,8 +51,13 @@ export const deliverySchema = z
       .nullable()
       .meta({ description: "Null unless pending and waiting for its next attempt." }),
     last_status_code: z.number().int().nullable(),
-    last_error: z.string().nullable(),
+    last_error: z
+      .string()
+      .nullable()
+      .meta({ description: "The last attempt's error or answer, in words; null when delivered." }),
     in_flight: z.boolean().meta({ description: "A worker is attempting it now." }),
+    state: deliveryStateSchema,
+    failure_reason: failureReasonSchema.nullable().meta({ description: "Null unless failed." }),
   })
   .meta({ id: "Delivery" });
 export type DeliveryBody = z.infer<typeof deliverySchema>;
@@ -47,6 +74,22 @@ export const attemptSchema = z
       .string()
       .nullable()
       .meta({ description: "The first 2 KiB of the receiver's answer, as text." }),
+    request_headers: z
+      .record(z.string(), z.string())
+      .nullable()
+      .meta({
+        description:
+          "The headers the request was sent with (Content-Type, User-Agent, Webhook-Id, Webhook-Signature); never a secret. Its body is the event's. Null when none were kept: an attempt made before the server kept them, or a listen session's (the CLI sent it).",
+        examples: [
+          {
+            "Content-Type": "application/json",
+            "User-Agent": "svc-webhooks/0.1.0",
+            "Webhook-Id": "evt_01a1fea3869b5b1f7c0d9e2a4b36",
+            "Webhook-Signature":
+              "t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd",
+          },
+        ],
+      }),
   })
   .meta({ id: "Attempt" });
 export type AttemptBody = z.infer<typeof attemptSchema>;

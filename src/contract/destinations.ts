@@ -111,8 +111,36 @@ export const lastDeliverySchema = z
   });
 export type LastDeliveryBody = z.infer<typeof lastDeliverySchema>;
 
+/** The destination's circuit on its page, closed included (decision 40). */
+export const destinationCircuitSchema = z
+  .object({
+    state: z.enum(["closed", "open", "half_open"]).meta({
+      description:
+        "closed: deliveries go as due; open: none goes until open_until; half_open: one at a time probes the destination (after open_until, or at once after a retry or recovery).",
+    }),
+    open_until: isoTime
+      .nullable()
+      .meta({ description: "When it stops holding; null while closed." }),
+    opens: z
+      .number()
+      .int()
+      .meta({ description: "How many times in a row it opened; 0 while closed." }),
+    reason: z
+      .string()
+      .nullable()
+      .meta({
+        description: "Why it opened, with the last failure; null while closed.",
+        examples: ["10 attempts in a row failed (last: the receiver answered 503)"],
+      }),
+  })
+  .meta({ id: "DestinationCircuit" });
+export type DestinationCircuitBody = z.infer<typeof destinationCircuitSchema>;
+
 export const destinationWithDeliverySchema = destinationSchema
-  .extend({ last_delivery: lastDeliverySchema.nullable() })
+  .extend({
+    last_delivery: lastDeliverySchema.nullable(),
+    circuit: destinationCircuitSchema,
+  })
   .meta({ id: "DestinationWithLastDelivery" });
 
 export const createdDestinationSchema = destinationSchema

@@ -26,25 +26,43 @@ export const publishBody = z
           examples: [{ id: "job_42", status: "done" }],
         }),
     }),
+    destination: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({
+        description:
+          "A test event: sent to this destination alone (an active one of the workspace), whatever it subscribes to, signed and retried as any notification, and shown as a test in the log.",
+        examples: ["dst_5f0c2a9e81b34d7c6a1e0f93"],
+      }),
   })
   .meta({ id: "PublishEvent" });
 
-/** A notification's head: what publishing answers, and what the events list shows. */
-export const eventSummarySchema = z
-  .object({
-    id: z.string().meta({
-      description: "The notification's id, sent as `Webhook-Id`.",
-      examples: ["evt_01a1fea3869b5b1f7c0d9e2a4b36"],
+/** A notification's head, as its body begins. */
+export const notificationHeadSchema = z.object({
+  id: z.string().meta({
+    description: "The notification's id, sent as `Webhook-Id`.",
+    examples: ["evt_01a1fea3869b5b1f7c0d9e2a4b36"],
+  }),
+  type: z.string().meta({
+    description: `One of ${EVENT_TYPES.join(", ")} (types may be added: accept others).`,
+    examples: ["job.completed"],
+  }),
+  api_version: z.string().meta({ examples: ["2026-11-01"] }),
+  created: z
+    .number()
+    .int()
+    .meta({ description: "Unix seconds.", examples: [1795273492] }),
+});
+export type NotificationHeadBody = z.infer<typeof notificationHeadSchema>;
+
+/** A notification's head and whether it was a test: what publishing answers, and the lists show. */
+export const eventSummarySchema = notificationHeadSchema
+  .extend({
+    test: z.boolean().meta({
+      description:
+        "A test event, sent to one destination alone (`destination` when published). Not part of the notification's body.",
     }),
-    type: z.string().meta({
-      description: `One of ${EVENT_TYPES.join(", ")} (types may be added: accept others).`,
-      examples: ["job.completed"],
-    }),
-    api_version: z.string().meta({ examples: ["2026-11-01"] }),
-    created: z
-      .number()
-      .int()
-      .meta({ description: "Unix seconds.", examples: [1795273492] }),
   })
   .meta({ id: "EventSummary" });
 export type EventSummaryBody = z.infer<typeof eventSummarySchema>;

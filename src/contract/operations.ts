@@ -193,12 +193,12 @@ export const operations = {
     tag: "Events",
     summary: "Publish an event",
     description:
-      "Commits the event and one delivery per active destination subscribed to its type before answering.",
+      "Commits the event and one delivery per active destination subscribed to its type before answering. With `destination`, a test event: one delivery, to that destination alone.",
     access: "events:write",
     params: workspaceParams,
     body: publishBody,
     success: { status: 202, description: "The notification's head.", schema: eventSummarySchema },
-    errors: ["data_too_deep"],
+    errors: ["data_too_deep", "not_found", "destination_inactive"],
   },
   listEvents: {
     method: "get",

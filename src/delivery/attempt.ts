@@ -1,14 +1,14 @@
 import type { KeyObject } from "node:crypto";
 import { SecretUnreadableError } from "../crypto/secret-box.ts";
 import { AppError } from "../errors.ts";
-import type { AttemptReport, ClaimedDelivery, Clock } from "../interfaces.ts";
+import type { AttemptReport, ClaimedDelivery, Clock, FailureReason } from "../interfaces.ts";
 import {
   checkDestinationUrl,
   type CheckedUrl,
   type UrlCheckDependencies,
 } from "../net/destination-url.ts";
 import { signatureHeaderWithKey } from "../receiver/signature.ts";
-import { VERSION } from "../version.ts";
+import { USER_AGENT } from "../version.ts";
 import type { Sender, SendOutcome } from "./http-sender.ts";
 import { parseRetryAfter, type RetrySchedule } from "./retry-schedule.ts";
 import type { SigningKeys } from "./signing-keys.ts";
@@ -22,15 +22,13 @@ export interface AttemptDependencies extends UrlCheckDependencies {
   readonly timeoutMs: number;
 }
 
-const userAgent = `svc-webhooks/${VERSION}`;
-
 /** What came of an attempt: the receiver's answer, a failure to reach it, or our own refusal. */
 export type Outcome =
   SendOutcome | { kind: "refused"; message: string; errorClass: string; final: boolean };
 
 /** Ends a delivery without an attempt: there is no longer anyone to deliver to. */
-function notApplicable(error: string): AttemptReport {
-  return { attempt: null, result: { status: "failed" }, error };
+function notApplicable(error: string, reason: FailureReason): AttemptReport {
+  return { attempt: null, result: { status: "failed", reason }, error };
 }
 
 /**
@@ -43,24 +41,31 @@ export async function attemptDelivery(
 ): Promise<AttemptReport> {
   const { destination } = delivery;
   if (destination.deleted || destination.secretCiphertext === null) {
-    return notApplicable("the destination was deleted before delivery");
+    return notApplicable("the destination was deleted before delivery", "destination_deleted");
   }
-  if (!destination.active) return notApplicable("the destination was deactivated before delivery");
+  if (!destination.active) {
+    return notApplicable("the destination was deactivated before delivery", "destination_inactive");
+  }
 
   const startedAt = dependencies.clock.now();
   // The schedule counts the attempts since the latest retry (decision 30).
   const attemptsMade = delivery.attempts - delivery.retryBase + 1;
+  // The header the request was signed with, kept with the attempt (decision 40).
+  let webhookSignature: string | null = null;
   const finish = (outcome: Outcome): AttemptReport =>
     decide(outcome, {
       startedAt,
       attemptsMade,
       now: dependencies.clock.now(),
       schedule: dependencies.schedule,
+      webhookSignature,
     });
 
   try {
     return finish(
-      await checkSignAndSend(delivery, destination.secretCiphertext, startedAt, dependencies),
+      await checkSignAndSend(delivery, destination.secretCiphertext, startedAt, dependencies, {
+        signed: (header) => (webhookSignature = header),
+      }),
     );
   } catch (error) {
     // A bug, or a secret sealed with another encryption key: counted as an attempt and
@@ -78,12 +83,16 @@ export async function attemptDelivery(
   }
 }
 
-/** Re-checks the address, signs the stored body with a fresh timestamp, and POSTs it. */
+/**
+ * Re-checks the address, signs the stored body with a fresh timestamp, and POSTs it; tells
+ * `signed` the signature header before it sends.
+ */
 async function checkSignAndSend(
   delivery: ClaimedDelivery,
   secretCiphertext: string,
   startedAt: Date,
   dependencies: AttemptDependencies,
+  signing: { signed(header: string): void },
 ): Promise<Outcome> {
   const { destination } = delivery;
   let checked: CheckedUrl;
@@ -97,12 +106,14 @@ async function checkSignAndSend(
     return { kind: "refused", message: error.message, errorClass: error.code, final };
   }
   const key = dependencies.signingKeys.keyFor(destination.id, secretCiphertext);
+  const headers = notificationHeaders(key, delivery, startedAt);
+  signing.signed(headers["webhook-signature"] as string);
   return dependencies.sender.send({
     url: checked.url,
     addresses: checked.addresses,
     timeoutMs: dependencies.timeoutMs,
     body: delivery.body,
-    headers: notificationHeaders(key, delivery, startedAt),
+    headers,
   });
 }
 
@@ -118,7 +129,7 @@ export function notificationHeaders(
   const timestamp = Math.floor(sentAt.getTime() / 1000);
   return {
     "content-type": "application/json",
-    "user-agent": userAgent,
+    "user-agent": USER_AGENT,
     "webhook-id": notification.eventId,
     "webhook-signature": signatureHeaderWithKey(key, timestamp, notification.body),
   };
@@ -131,7 +142,14 @@ export function notificationHeaders(
  */
 export function decide(
   outcome: Outcome,
-  context: { startedAt: Date; attemptsMade: number; now: Date; schedule: RetrySchedule },
+  context: {
+    startedAt: Date;
+    attemptsMade: number;
+    now: Date;
+    schedule: RetrySchedule;
+    /** The signature header the attempt was sent with, if it was signed. */
+    webhookSignature?: string | null;
+  },
 ): AttemptReport {
   const { startedAt, attemptsMade, now } = context;
   const statusCode = outcome.kind === "response" ? outcome.statusCode : null;
@@ -141,13 +159,14 @@ export function decide(
     statusCode,
     errorClass: errorClassOf(outcome),
     responseBody: outcome.kind === "response" ? (outcome.body ?? null) : null,
+    webhookSignature: context.webhookSignature ?? null,
   };
   if (statusCode !== null && statusCode >= 200 && statusCode < 300) {
     return { attempt, result: { status: "delivered" }, error: null };
   }
   const error = describe(outcome);
   if (outcome.kind === "refused" && outcome.final) {
-    return { attempt, result: { status: "failed" }, error };
+    return { attempt, result: { status: "failed", reason: "destination_refused" }, error };
   }
   const retryAfter =
     outcome.kind === "response" && (statusCode === 429 || statusCode === 503)
@@ -155,7 +174,11 @@ export function decide(
       : null;
   const delay = context.schedule.delayAfter(attemptsMade, retryAfter);
   if (delay === null) {
-    return { attempt, result: { status: "failed" }, error: `${error}; retries exhausted` };
+    return {
+      attempt,
+      result: { status: "failed", reason: "retries_exhausted" },
+      error: `${error}; retries exhausted`,
+    };
   }
   return {
     attempt,

@@ -14,6 +14,8 @@ interface FailureRun {
   lastError: string;
   /** While the circuit this worker opened is open, further failures change nothing. */
   openUntil: number;
+  /** That opening's number in a row (its `circuit_opens`). */
+  opens: number;
 }
 
 /**
@@ -45,7 +47,7 @@ export class CircuitBreaker {
       this.#runs.delete(id);
       return circuitOpens > 0 ? { kind: "close" } : null;
     }
-    const run = this.#runs.get(id) ?? { count: 0, lastError: "", openUntil: 0 };
+    const run = this.#runs.get(id) ?? { count: 0, lastError: "", openUntil: 0, opens: 0 };
     this.#runs.set(id, run);
     run.lastError = report.error ?? "the attempt failed";
     if (run.openUntil > now) return null;
@@ -54,9 +56,15 @@ export class CircuitBreaker {
     if (circuitOpens === 0 && run.count < this.#threshold) return null;
     const opens = circuitOpens + 1;
     const until = now + this.cooldown(opens);
-    const why = circuitOpens === 0 ? `${run.count} attempts in a row failed` : "the probe failed";
+    const why =
+      circuitOpens > 0
+        ? "the probe failed"
+        : run.count === 1
+          ? "an attempt failed"
+          : `${run.count} attempts in a row failed`;
     run.count = 0;
     run.openUntil = until;
+    run.opens = opens;
     return {
       kind: "open",
       opening: {
@@ -71,6 +79,24 @@ export class CircuitBreaker {
   /** When a circuit this worker opened ends; 0 if none is open. */
   openUntil(destinationId: string): number {
     return this.#runs.get(destinationId)?.openUntil ?? 0;
+  }
+
+  /**
+   * Until when `delivery`, which this worker holds, must wait for a circuit this worker
+   * opened; 0 if it may go now. A claim made before the opening was recorded read the circuit
+   * closed (fewer openings than this one): it waits. A claim that read this opening, or a later
+   * one, was let through by the database: a user's retry or recovery made the circuit half-open
+   * early (decision 40), and the delivery is its probe. This worker's note of the opening is
+   * then forgotten, so that the probe is judged as any probe: delivered, the circuit closes;
+   * failed, it opens again for the next step.
+   */
+  heldUntil(delivery: ClaimedDelivery, now: number): number {
+    const run = this.#runs.get(delivery.destination.id);
+    if (run === undefined || run.openUntil <= now) return 0;
+    if (delivery.destination.circuitOpens < run.opens) return run.openUntil;
+    run.openUntil = 0;
+    run.count = 0;
+    return 0;
   }
 
   /**

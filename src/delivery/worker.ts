@@ -274,8 +274,9 @@ export class DeliveryWorker implements DeliveryTaker {
       const lateTurn =
         turn === "after-wait" && this.#now() + this.#dependencies.timeoutMs > leaseEndsAt;
       if (!this.#running || lateTurn) return true;
-      // Its destination's circuit opened while it waited: it waits for the circuit instead.
-      const circuitEnds = this.#breaker.openUntil(delivery.destination.id);
+      // Its destination's circuit opened while it waited: it waits for the circuit instead
+      // (unless a user's repair let it through since: decision 40).
+      const circuitEnds = this.#breaker.heldUntil(delivery, this.#now());
       if (circuitEnds > this.#now()) {
         endTurn();
         this.#giveBack([delivery], new Date(circuitEnds));

@@ -11,6 +11,7 @@ import type {
 } from "../interfaces.ts";
 import type { Database } from "./database.ts";
 import {
+  releaseHeldAfterRepair,
   requeueDelivery,
   requeueFailedSince,
   selectDelivery,
@@ -56,14 +57,15 @@ export interface DeliveryLog {
   /** The delivery with every attempt still kept; null when the workspace has no such one. */
   getDelivery(workspaceId: string, id: string): Promise<DeliveryDetail | null>;
   /**
-   * Sends the delivery again, soon: pending and due now, its schedule started over, its
-   * destination's circuit closed. Never doubled: one a worker holds is `in_flight`, changed
-   * in nothing. Null when the workspace has no such delivery.
+   * Sends the delivery again, now: pending and due now, its schedule started over, and let
+   * through its destination's circuit as its probe (decision 40). Never doubled: one a worker
+   * holds is `in_flight`, changed in nothing. Null when the workspace has no such delivery.
    */
   retryDelivery(workspaceId: string, id: string): Promise<RetryOutcome | null>;
   /**
-   * Queues again, as a retry would, the destination's `failed` deliveries created at or after
-   * `since`; returns how many. The destination must exist and be active (the caller checks).
+   * Queues again, as a retry would (through the circuit), the destination's `failed`
+   * deliveries created at or after `since`; returns how many. The destination must exist and
+   * be active (the caller checks).
    */
   recoverDeliveries(destinationId: string, since: Date): Promise<number>;
   /** The workspace's attempts (or one destination's) in each bucket of the window. */
@@ -101,7 +103,7 @@ export class SqlDeliveryLog extends SqlSlice implements DeliveryLog {
   }
 
   getEvent(workspaceId: string, id: string): Promise<EventDetail | null> {
-    return selectEvent(this.db, workspaceId, id);
+    return selectEvent(this.db, workspaceId, id, this.clock.now().getTime());
   }
 
   listDeliveries(
@@ -109,11 +111,11 @@ export class SqlDeliveryLog extends SqlSlice implements DeliveryLog {
     filter: DeliveryFilter,
     page: PageRequest,
   ): Promise<Page<DeliveryRecord>> {
-    return selectDeliveryPage(this.db, workspaceId, filter, page);
+    return selectDeliveryPage(this.db, workspaceId, filter, page, this.clock.now().getTime());
   }
 
   getDelivery(workspaceId: string, id: string): Promise<DeliveryDetail | null> {
-    return selectDelivery(this.db, workspaceId, id);
+    return selectDelivery(this.db, workspaceId, id, this.clock.now().getTime());
   }
 
   async retryDelivery(workspaceId: string, id: string): Promise<RetryOutcome | null> {
@@ -121,8 +123,10 @@ export class SqlDeliveryLog extends SqlSlice implements DeliveryLog {
     const outcome = await this.db.transaction((tx) =>
       requeueDelivery(this.db, tx, workspaceId, id, now),
     );
-    if (outcome?.kind === "queued") this.#onQueued();
-    return outcome;
+    if (outcome?.kind !== "queued") return outcome;
+    this.#onQueued();
+    await releaseHeldAfterRepair(this.db, outcome.delivery.destinationId, outcome.heldUntil, now);
+    return { kind: "queued", delivery: outcome.delivery };
   }
 
   attemptBuckets(

@@ -20,7 +20,7 @@ import {
   selectBacklog,
   selectNextDueAt,
 } from "./sql/deliveries.ts";
-import { type PublishedBatch, publishEvents } from "./sql/events.ts";
+import { type PublishedBatch, publishEvents, publishTestEvent } from "./sql/events.ts";
 import { SqlSlice } from "./sql-slice.ts";
 
 /** The most publishes, results or key lookups one batch carries. */
@@ -42,6 +42,13 @@ export interface DeliveryQueue {
    * Returns how many deliveries were queued.
    */
   publishEvent(event: NewEvent): Promise<number>;
+
+  /**
+   * A test event (decision 40): the event and one pending delivery to `destinationId` alone,
+   * whatever it subscribes to, in one transaction. False, and nothing written, when the
+   * destination is not an active webhook destination of the event's workspace.
+   */
+  publishTestEvent(event: NewEvent, destinationId: string): Promise<boolean>;
 
   /**
    * From now on, the deliveries of this store's publishes go to `taker`, leased to it in the
@@ -120,6 +127,12 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
 
   publishEvent(event: NewEvent): Promise<number> {
     return this.#publishes.add(event);
+  }
+
+  async publishTestEvent(event: NewEvent, destinationId: string): Promise<boolean> {
+    const queued = await publishTestEvent(this.db, event, destinationId);
+    if (queued) this.announceQueued();
+    return queued;
   }
 
   handDeliveriesTo(taker: DeliveryTaker | null): void {

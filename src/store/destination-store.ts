@@ -1,10 +1,12 @@
 import type {
   Destination,
   DestinationChanges,
+  DestinationCircuit,
   LastDelivery,
   NewDestination,
   Page,
 } from "../interfaces.ts";
+import { selectDestinationCircuit } from "./sql/circuits.ts";
 import { selectLastDelivery } from "./sql/deliveries.ts";
 import {
   deleteDestination,
@@ -39,6 +41,9 @@ export interface DestinationStore {
 
   /** The latest delivery to the destination, or null when none was ever queued. */
   getLastDelivery(workspaceId: string, destinationId: string): Promise<LastDelivery | null>;
+
+  /** The destination's circuit (decision 40); null for an unknown or other workspace's id. */
+  getCircuit(workspaceId: string, destinationId: string): Promise<DestinationCircuit | null>;
 }
 
 /** The DestinationStore over any `Database`: the SQL is in `./sql/`. */
@@ -72,5 +77,9 @@ export class SqlDestinationStore extends SqlSlice implements DestinationStore {
 
   getLastDelivery(workspaceId: string, destinationId: string): Promise<LastDelivery | null> {
     return selectLastDelivery(this.db, workspaceId, destinationId, this.now());
+  }
+
+  getCircuit(workspaceId: string, destinationId: string): Promise<DestinationCircuit | null> {
+    return selectDestinationCircuit(this.db, workspaceId, destinationId, this.now());
   }
 }

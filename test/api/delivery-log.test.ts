@@ -33,7 +33,7 @@ const failure = (at: Date): AttemptReport => ({
     errorClass: "http_status",
     responseBody: '{"error":"boom"}',
   },
-  result: { status: "failed" },
+  result: { status: "failed", reason: "retries_exhausted" },
   error: "the receiver answered 500",
 });
 
@@ -100,6 +100,7 @@ describe("the delivery log and recovery over the API (CONTRACT.md, decision 30)"
         "api_version",
         "created",
         "id",
+        "test",
         "type",
       ]);
       assert.equal(list.next_cursor, null);

@@ -25,7 +25,8 @@ const now = new Date("2026-11-25T12:30:00.000Z");
 
 const answered = (at: Date, statusCode: number): AttemptReport => ({
   attempt: { startedAt: at, durationMs: 12, statusCode, errorClass: null, responseBody: "" },
-  result: statusCode < 300 ? { status: "delivered" } : { status: "failed" },
+  result:
+    statusCode < 300 ? { status: "delivered" } : { status: "failed", reason: "retries_exhausted" },
   error: statusCode < 300 ? null : `the receiver answered ${statusCode}`,
 });
 

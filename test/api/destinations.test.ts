@@ -74,7 +74,11 @@ describe("destinations API", () => {
     const response = await api.get<DestinationJson>(`${base}/${created.id}`);
     assert.equal(response.status, 200);
     const { secret, ...withoutSecret } = created;
-    assert.deepEqual(response.body, { ...withoutSecret, last_delivery: null });
+    assert.deepEqual(response.body, {
+      ...withoutSecret,
+      last_delivery: null,
+      circuit: { state: "closed", open_until: null, opens: 0, reason: null },
+    });
     assert.ok(secret !== undefined && !response.text.includes(secret));
     assert.ok(!("secret" in response.body));
   });

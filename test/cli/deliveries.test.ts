@@ -148,11 +148,17 @@ describe("svc events and svc deliveries against the API (issue 17)", () => {
         );
       }
       if (to === deliveryId(jobFailed, b)) {
-        return report({ status: "failed" }, null, null, "connection refused (ECONNREFUSED)", 3);
+        return report(
+          { status: "failed", reason: "retries_exhausted" },
+          null,
+          null,
+          "connection refused (ECONNREFUSED)",
+          3,
+        );
       }
       assert.equal(to, deliveryId(collection, a));
       return report(
-        { status: "failed" },
+        { status: "failed", reason: "retries_exhausted" },
         500,
         `\u001b]0;pwned\u0007boom ${"x".repeat(200)}`,
         "the receiver answered 500",
@@ -161,7 +167,14 @@ describe("svc events and svc deliveries against the API (issue 17)", () => {
     });
     // The second attempt of job.failed to a: an empty answer, so its line shows the error.
     assert.equal(
-      await work(api, () => report({ status: "failed" }, 502, "", "the receiver answered 502")),
+      await work(api, () =>
+        report(
+          { status: "failed", reason: "retries_exhausted" },
+          502,
+          "",
+          "the receiver answered 502",
+        ),
+      ),
       1,
     );
   });
@@ -172,7 +185,7 @@ describe("svc events and svc deliveries against the API (issue 17)", () => {
       const run = await svc(["events", "list"]);
       assertStatus(run, 0);
       const [header, ...rows] = run.stdout.trimEnd().split("\n");
-      assert.deepEqual(header?.split(/\s+/), ["ID", "TYPE", "API_VERSION", "CREATED"]);
+      assert.deepEqual(header?.split(/\s+/), ["ID", "TYPE", "API_VERSION", "CREATED", "TEST"]);
       assert.deepEqual(
         rows.map((row) => row.split(/\s+/).slice(0, 3)),
         [...events]
@@ -273,16 +286,20 @@ describe("svc events and svc deliveries against the API (issue 17)", () => {
         "ID",
         "EVENT_TYPE",
         "STATUS",
+        "STATE",
+        "FAILURE_REASON",
         "ATTEMPTS",
         "LAST_STATUS_CODE",
         "DESTINATION_ID",
         "CREATED_AT",
       ]);
       assert.equal(rows.length, 4);
-      const byId = new Map(rows.map((row) => [row.split(/\s+/)[0], row.split(/\s+/).slice(1, 6)]));
+      const byId = new Map(rows.map((row) => [row.split(/\s+/)[0], row.split(/\s+/).slice(1, 8)]));
       assert.deepEqual(byId.get(deliveryId(events[0] ?? "", a)), [
         "job.completed",
         "delivered",
+        "delivered",
+        "-",
         "1",
         "200",
         a,
@@ -290,6 +307,8 @@ describe("svc events and svc deliveries against the API (issue 17)", () => {
       assert.deepEqual(byId.get(deliveryId(events[2] ?? "", a)), [
         "collection.completed",
         "failed",
+        "failed",
+        "retries_exhausted",
         "1",
         "500",
         a,
@@ -338,6 +357,8 @@ describe("svc events and svc deliveries against the API (issue 17)", () => {
         "last_status_code",
         "last_error",
         "in_flight",
+        "state",
+        "failure_reason",
       ]);
       const selected = envelope<Record<string, unknown>[]>(
         await svc([
@@ -365,8 +386,10 @@ describe("svc events and svc deliveries against the API (issue 17)", () => {
         `event:        ${events[1]} (job.failed)`,
         `destination:  ${a}`,
         "status:       failed",
+        "state:        failed (retries exhausted)",
         "next attempt: none",
         "attempts:     2",
+        "last error:   the receiver answered 502",
       ]);
       const lines = log?.split("\n") ?? [];
       assert.equal(lines.length, 2, "one line per attempt");
@@ -469,7 +492,12 @@ describe("svc events and svc deliveries against the API (issue 17)", () => {
       await api.store.queue.finishAttempt(
         claimed.lease,
         claimed.seq,
-        report({ status: "failed" }, 500, "boom", "the receiver answered 500"),
+        report(
+          { status: "failed", reason: "retries_exhausted" },
+          500,
+          "boom",
+          "the receiver answered 500",
+        ),
       );
     });
 

@@ -90,4 +90,21 @@ describe("a destination's circuit breaker", () => {
     const daily = new CircuitBreaker(3, new RetrySchedule([5000, 86_400_000]));
     assert.equal(daily.cooldown(2), 3_600_000, "an hour at the most");
   });
+  it("holds what it claimed before its opening, and lets through a claim that read the opening: a user's repair (decision 40)", () => {
+    const circuit = breaker();
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      circuit.record(destination(), report(503, "http_status"), 1000);
+    }
+    assert.equal(circuit.openUntil("dst_1"), 6000);
+    assert.equal(circuit.heldUntil(destination(0), 2000), 6000, "claimed before it opened");
+    // The database let a claim through that saw this opening (circuit_opens 1): a retry made
+    // the circuit half-open early. It goes now, as the probe.
+    assert.equal(circuit.heldUntil(destination(1), 2000), 0);
+    assert.equal(circuit.openUntil("dst_1"), 0, "the worker's note of the opening is forgotten");
+    const change = circuit.record(destination(1), report(503, "http_status"), 2500);
+    assert.ok(change?.kind === "open", "a failed probe opens it again at once");
+    assert.equal(change.opening.opens, 2);
+    assert.equal(change.opening.until.getTime(), 2500 + 30_000, "for the next step");
+    assert.match(change.opening.error, /^the probe failed \(last: answered 503\)$/);
+  });
 });

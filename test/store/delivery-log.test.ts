@@ -38,7 +38,7 @@ const failedAttempt = (at: Date, error = "the receiver answered 503"): AttemptRe
     errorClass: "http_status",
     responseBody: "down for maintenance",
   },
-  result: { status: "failed" },
+  result: { status: "failed", reason: "retries_exhausted" },
   error,
 });
 
@@ -327,8 +327,15 @@ describe("the delivery log in the store (decision 30)", () => {
     for (const eventId of recovered) assert.equal((await statuses(eventId))?.status, "pending");
     assert.equal((await statuses(before))?.status, "failed", "not before since");
     assert.equal((await statuses(stillPending))?.attempts, 0, "a pending one is not doubled");
-    const last = await store.destinations.getLastDelivery(workspace, target);
-    assert.equal(last?.circuit, null, "the circuit is closed: the user says the receiver is back");
+    // Decision 40: the recovery goes through the circuit. Half-open now (its next claim is the
+    // probe; failed, it opens for the next step), and what it held goes just after the probe.
+    const circuit = await store.destinations.getCircuit(workspace, target);
+    assert.equal(circuit?.state, "half_open");
+    assert.equal(circuit.openUntil?.getTime(), clock.now().getTime());
+    assert.equal(circuit.opens, 1, "a failed probe opens it for the next step");
+    const held = await statuses(stillPending);
+    assert.equal(held?.nextAttemptAt?.getTime(), clock.now().getTime() + 1);
+    assert.equal(held.state, "waiting");
     assert.equal(await store.log.recoverDeliveries(target, since), 0, "nothing failed is left");
   });
 });

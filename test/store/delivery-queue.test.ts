@@ -56,7 +56,7 @@ describe("the delivery queue in the store", () => {
     for (const claimed of await claimUpTo(store, "drain", 1000, 1000)) {
       await store.queue.finishAttempt(claimed.lease, claimed.seq, {
         attempt: null,
-        result: { status: "failed" },
+        result: { status: "failed", reason: "retries_exhausted" },
         error: "drained",
       });
     }
@@ -162,7 +162,7 @@ describe("the delivery queue in the store", () => {
     assert.notEqual(second.lease, first.lease);
     const late = await store.queue.finishAttempt(first.lease, first.seq, {
       attempt: null,
-      result: { status: "failed" },
+      result: { status: "failed", reason: "retries_exhausted" },
       error: "the attempt that overran its lease",
     });
     assert.equal(late, false, "the overrun attempt cannot overwrite the current claim");
@@ -387,7 +387,7 @@ describe("the delivery queue in the store", () => {
       ),
       store.queue.finishAttempt(abandoned.lease, abandoned.seq, {
         attempt: null,
-        result: { status: "failed" },
+        result: { status: "failed", reason: "retries_exhausted" },
         error: "the destination was deleted before delivery",
       }),
       store.queue.finishAttempt(
@@ -442,11 +442,11 @@ describe("the delivery queue in the store", () => {
         store.queue.finishAttempt(
           lease(timedOut.seq),
           timedOut.seq,
-          attempted(500, { status: "failed" }, "retries exhausted"),
+          attempted(500, { status: "failed", reason: "retries_exhausted" }, "retries exhausted"),
         ),
         store.queue.finishAttempt(lease(retried.seq), retried.seq, {
           attempt: null,
-          result: { status: "failed" },
+          result: { status: "failed", reason: "retries_exhausted" },
           error: "the destination was deactivated before delivery",
         }),
       ]),
@@ -495,7 +495,7 @@ describe("the delivery queue in the store", () => {
         store.queue.finishAttempt(
           expired.lease,
           expired.seq,
-          attempted(500, { status: "failed" }, "the overrun attempt"),
+          attempted(500, { status: "failed", reason: "retries_exhausted" }, "the overrun attempt"),
         );
       const currentReport = () =>
         store.queue.finishAttempt(

@@ -284,7 +284,7 @@ describe("listen sessions in the store", () => {
     const second = await publish();
     const [delivery] = await claimed(live.id, "stream_a");
     await store.listen.report(live, second, delivery?.lease ?? "", () =>
-      answered(500, { status: "failed" }),
+      answered(500, { status: "failed", reason: "retries_exhausted" }),
     );
     const outcome = await store.log.retryDelivery(workspace, deliveryId(second, live.id));
     assert.equal(outcome?.kind, "queued");

@@ -12,6 +12,7 @@ import type {
   EventDetail,
   EventSummary,
 } from "../../interfaces.ts";
+import { USER_AGENT } from "../../version.ts";
 
 export function eventSummaryBody(event: EventSummary): EventSummaryBody {
   return {
@@ -19,6 +20,7 @@ export function eventSummaryBody(event: EventSummary): EventSummaryBody {
     type: event.type,
     api_version: event.apiVersion,
     created: Math.floor(event.createdAt.getTime() / 1000),
+    test: event.test,
   };
 }
 
@@ -28,7 +30,7 @@ export function eventSummaryBody(event: EventSummary): EventSummaryBody {
  */
 export function eventDetailBody(event: EventDetail): EventDetailBody {
   const notification = JSON.parse(event.body) as EventDetailBody;
-  return { ...notification, deliveries: event.deliveries.map(deliveryBody) };
+  return { ...notification, test: event.test, deliveries: event.deliveries.map(deliveryBody) };
 }
 
 export function deliveryBody(delivery: DeliveryRecord): DeliveryBody {
@@ -45,18 +47,20 @@ export function deliveryBody(delivery: DeliveryRecord): DeliveryBody {
     last_status_code: delivery.lastStatusCode,
     last_error: delivery.lastError,
     in_flight: delivery.inFlight,
+    state: delivery.state,
+    failure_reason: delivery.failureReason,
   };
 }
 
 export function deliveryDetailBody(delivery: DeliveryDetail): DeliveryDetailBody {
   return {
     ...deliveryBody(delivery),
-    attempts: delivery.attemptLog.map(attemptBody),
+    attempts: delivery.attemptLog.map((attempt) => attemptBody(delivery.eventId, attempt)),
     attempt_count: delivery.attempts,
   };
 }
 
-function attemptBody(attempt: AttemptEntry): AttemptBody {
+function attemptBody(eventId: string, attempt: AttemptEntry): AttemptBody {
   return {
     attempt: attempt.attempt,
     attempted_at: attempt.attemptedAt.toISOString(),
@@ -64,5 +68,21 @@ function attemptBody(attempt: AttemptEntry): AttemptBody {
     status_code: attempt.statusCode,
     error: attempt.error,
     response_body: attempt.responseBody,
+    request_headers:
+      attempt.webhookSignature === null ? null : requestHeaders(eventId, attempt.webhookSignature),
+  };
+}
+
+/**
+ * The headers an attempt was sent with (CONTRACT.md "Notifications"): all but the signature
+ * follow from the notification and the release; the signature was kept with the attempt
+ * (decision 40). A signature is not a secret: it proves nothing without the body and the key.
+ */
+function requestHeaders(eventId: string, webhookSignature: string): Record<string, string> {
+  return {
+    "Content-Type": "application/json",
+    "User-Agent": USER_AGENT,
+    "Webhook-Id": eventId,
+    "Webhook-Signature": webhookSignature,
   };
 }

@@ -1,11 +1,11 @@
-import type { EventSummaryBody } from "../../contract/events.ts";
+import type { NotificationHeadBody } from "../../contract/events.ts";
 import type { EventType } from "../../interfaces.ts";
 
 /** The version marker every notification body carries (`api_version`). */
 export const API_VERSION = "2026-11-01";
 
-/** The notification's head: the contract's `EventSummary`, of a type this server publishes. */
-export type NotificationHead = EventSummaryBody & { readonly type: EventType };
+/** The notification's head, of a type this server publishes. */
+export type NotificationHead = NotificationHeadBody & { readonly type: EventType };
 
 /**
  * The notification body, serialised once at publishing: every attempt to every destination

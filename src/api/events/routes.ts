@@ -4,7 +4,8 @@ import type { ApiDependencies } from "../dependencies.ts";
 import { workspaceParams } from "../../contract/common.ts";
 import { publishBody } from "../../contract/events.ts";
 import { accessConfig, operations, routePath, successBody } from "../../contract/operations.ts";
-import { parseInput } from "../parse-input.ts";
+import type { NewEvent } from "../../interfaces.ts";
+import { isWellFormedId, parseInput } from "../parse-input.ts";
 import { AppError } from "../../errors.ts";
 import { nestingDepth } from "./nesting.ts";
 import { API_VERSION, serialiseNotification, type NotificationHead } from "./notification.ts";
@@ -18,6 +19,30 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
     config: { ...accessConfig(publish).config, bodyLimitSetting: "eventBodyLimit" },
     bodyLimit: limits.eventBodyLimit,
   } as const;
+
+  /**
+   * A test event (decision 40) to one destination, which must be an active one of the
+   * workspace: unknown (or another workspace's) is 404, paused 409, as a retry's would be.
+   */
+  const publishTest = async (event: NewEvent, destinationId: string): Promise<void> => {
+    const destination = isWellFormedId(destinationId)
+      ? await store.destinations.getDestination(event.workspaceId, destinationId)
+      : null;
+    if (destination === null) {
+      throw new AppError(
+        "not_found",
+        `No webhook destination ${destinationId} in this workspace.`,
+        {
+          param: "destination",
+        },
+      );
+    }
+    if (!destination.active) throw new AppError("destination_inactive");
+    // Deleted or paused between the check and the write: nothing was written.
+    if (!(await store.queue.publishTestEvent(event, destinationId))) {
+      throw new AppError("destination_inactive");
+    }
+  };
 
   app.post(routePath(publish), options, async (request, reply) => {
     const { workspace } = parseInput(workspaceParams, request.params);
@@ -39,16 +64,21 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
       api_version: API_VERSION,
       created: Math.floor(createdAt.getTime() / 1000),
     };
-    // Committed, with one delivery per matching destination, before the 202 is sent.
-    await store.queue.publishEvent({
+    const event = {
       id: head.id,
       workspaceId: workspace,
       type: head.type,
       apiVersion: head.api_version,
       body: serialiseNotification(head, input.data.object),
       createdAt,
-    });
+    };
+    // Committed, with one delivery per matching destination (or to the test's destination
+    // alone), before the 202 is sent.
+    if (input.destination === undefined) await store.queue.publishEvent(event);
+    else await publishTest(event, input.destination);
     metrics.eventPublished();
-    return reply.status(publish.success.status).send(successBody(publish, head));
+    return reply
+      .status(publish.success.status)
+      .send(successBody(publish, { ...head, test: input.destination !== undefined }));
   });
 }

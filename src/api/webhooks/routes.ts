@@ -13,7 +13,7 @@ import {
 import { accessConfig, operations, routePath, successBody } from "../../contract/operations.ts";
 import type { ApiDependencies } from "../dependencies.ts";
 import { isWellFormedId, parseInput } from "../parse-input.ts";
-import { destinationBody, lastDeliveryBody } from "./serialize.ts";
+import { circuitBody, destinationBody, lastDeliveryBody } from "./serialize.ts";
 
 const {
   listWebhooks: list,
@@ -80,9 +80,12 @@ export function registerWebhookRoutes(app: FastifyInstance, dependencies: ApiDep
     const destination = await store.destinations.getDestination(workspace, id);
     if (destination === null) throw notFound(id);
     const lastDelivery = await store.destinations.getLastDelivery(workspace, id);
+    const circuit = await store.destinations.getCircuit(workspace, id);
+    if (circuit === null) throw notFound(id);
     return successBody(get, {
       ...destinationBody(destination),
       last_delivery: lastDelivery === null ? null : lastDeliveryBody(lastDelivery),
+      circuit: circuitBody(circuit),
     });
   });
 

@@ -1,5 +1,9 @@
-import type { DestinationBody, LastDeliveryBody } from "../../contract/destinations.ts";
-import type { Destination, LastDelivery } from "../../interfaces.ts";
+import type {
+  DestinationBody,
+  DestinationCircuitBody,
+  LastDeliveryBody,
+} from "../../contract/destinations.ts";
+import type { Destination, DestinationCircuit, LastDelivery } from "../../interfaces.ts";
 
 /** The destination as the API shows it (the contract's `Destination`): never its secret. */
 export function destinationBody(destination: Destination): DestinationBody {
@@ -32,5 +36,15 @@ export function lastDeliveryBody(delivery: LastDelivery): LastDeliveryBody {
             opens: delivery.circuit.opens,
             error: delivery.circuit.error,
           },
+  };
+}
+
+/** The destination's circuit on its page (decision 40). */
+export function circuitBody(circuit: DestinationCircuit): DestinationCircuitBody {
+  return {
+    state: circuit.state,
+    open_until: circuit.openUntil?.toISOString() ?? null,
+    opens: circuit.opens,
+    reason: circuit.reason,
   };
 }

@@ -22,6 +22,8 @@ export const DELIVERY_COLUMNS = [
   "id",
   "event_type",
   "status",
+  "state",
+  "failure_reason",
   "attempts",
   "last_status_code",
   "destination_id",
@@ -43,11 +45,22 @@ export function deliveryPath(workspace: string, id: string, command: string): st
 
 /** When a delivery is next attempted, in words. */
 export function nextAttempt(
-  delivery: Pick<DeliveryBody, "in_flight" | "next_attempt_at" | "status">,
+  delivery: Pick<DeliveryBody, "in_flight" | "next_attempt_at" | "status" | "state">,
 ): string {
   if (delivery.in_flight) return "now (a worker is attempting it)";
-  if (delivery.next_attempt_at !== null) return delivery.next_attempt_at;
+  if (delivery.next_attempt_at !== null) {
+    return delivery.state === "circuit_open"
+      ? `${delivery.next_attempt_at} (held by the destination's open circuit until then)`
+      : delivery.next_attempt_at;
+  }
   return delivery.status === "pending" ? "when a worker is free" : "none";
+}
+
+/** Where a delivery stands, in words: its state, and for a failed one why (decision 40). */
+export function standing(delivery: Pick<DeliveryBody, "state" | "failure_reason">): string {
+  return delivery.failure_reason === null
+    ? delivery.state
+    : `${delivery.state} (${delivery.failure_reason.replaceAll("_", " ")})`;
 }
 
 /** The longest summary of an attempt's answer on its line. */

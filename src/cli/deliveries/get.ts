@@ -8,7 +8,13 @@ import { dryRunResult } from "../dry-run.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
-import { attemptLines, DELIVERY_DETAIL_FIELDS, deliveryPath, nextAttempt } from "./delivery.ts";
+import {
+  attemptLines,
+  DELIVERY_DETAIL_FIELDS,
+  deliveryPath,
+  nextAttempt,
+  standing,
+} from "./delivery.ts";
 
 const COMMAND = "deliveries get";
 
@@ -29,8 +35,10 @@ function describeDelivery(delivery: DeliveryDetailBody): string {
     `event:        ${delivery.event_id} (${delivery.event_type})`,
     `destination:  ${delivery.destination_id}`,
     `status:       ${delivery.status}`,
+    `state:        ${standing(delivery)}`,
     `next attempt: ${nextAttempt(delivery)}`,
     `attempts:     ${attempts}`,
+    ...(delivery.last_error === null ? [] : [`last error:   ${delivery.last_error}`]),
   ];
   return [...header, ...(kept === 0 ? [] : ["", ...attemptLines(delivery.attempts)])].join("\n");
 }
@@ -60,7 +68,10 @@ export function registerGet(group: Command, io: CliIo): void {
     .addHelpText(
       "after",
       `
-Shows the delivery's event, destination, status and next attempt, then one line per attempt,
+Shows the delivery's event, destination, status, where it stands (waiting, in_flight,
+retry_scheduled, circuit_open, delivered, or failed with its reason: retries exhausted,
+circuit open, destination refused, deleted or inactive), its next attempt and last error,
+then one line per attempt,
 oldest first: when, its number, the receiver's status code (--- when none came), how long it
 took, and the first line of the receiver's answer (at most 2 KiB of it is kept) or the error.
 --json gives the whole of each attempt (attempts[], and attempt_count). A delivery older than

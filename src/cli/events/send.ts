@@ -21,6 +21,7 @@ const COMMAND = "events send";
 export interface SendOptions extends GlobalOptions {
   readonly type?: string;
   readonly data?: string;
+  readonly destination?: string;
   readonly idempotencyKey?: string;
 }
 
@@ -65,7 +66,11 @@ export async function sendEvent(options: SendOptions, io: CliIo): Promise<Comman
   const request: ApiRequest = {
     method: "POST",
     path: eventsPath(session.workspace, COMMAND),
-    body: { type, data: { object } },
+    body: {
+      type,
+      data: { object },
+      ...(options.destination === undefined ? {} : { destination: options.destination }),
+    },
     headers: { "Idempotency-Key": idempotencyKey(options.idempotencyKey, COMMAND) },
   };
   if (options.dryRun === true) return dryRunResult(session.prepare(request));
@@ -82,6 +87,10 @@ export function registerSend(group: Command, io: CliIo): void {
       "--data <json>",
       "the JSON object the event is about (data.object); default: a sample of the type",
     )
+    .option(
+      "--destination <id>",
+      "a test event: send it to this destination alone (dst_…), whatever it subscribes to",
+    )
     .addOption(idempotencyKeyOption())
     .addHelpText(
       "after",
@@ -90,11 +99,13 @@ The event and one delivery per matching destination are committed before svc ret
 notification id (evt_…) it prints is the Webhook-Id every destination receives. Needs the
 events:write scope. With --stdin, reads {"type": "...", "data": {"object": {...}}}. Without
 --data, data.object is a sample of the type (new ids each time): with svc listen, one command
-exercises your receiver.
+exercises your receiver. With --destination, a test event goes to that one destination only
+(it must be active), signed and retried as any notification; the log shows it as a test.
 
 Examples:
   $ svc events send --type job.completed --data '{"id":"job_42","status":"done"}'
   $ svc events send --type job.failed          # a sample job.failed, e.g. for svc listen
+  $ svc events send --type job.completed --destination dst_5f0c2a9e81b34d7c6a1e0f93  # a test
   $ echo '{"type":"job.failed","data":{"object":{"id":"job_7"}}}' | svc events send --stdin`,
     )
     .action(action<SendOptions>(io, settings, (options) => sendEvent(options, io)));

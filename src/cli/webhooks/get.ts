@@ -18,7 +18,7 @@ const COMMAND = "webhooks get";
 
 const settings: CommandSettings = {
   accepts: ["workspace", "raw", "dryRun", "timing"],
-  fields: [...DESTINATION_FIELDS, "last_delivery"],
+  fields: [...DESTINATION_FIELDS, "last_delivery", "circuit"],
   output: "result",
 };
 
@@ -47,8 +47,10 @@ export function registerGet(group: Command, io: CliIo): void {
       "after",
       `
 last_delivery is "none" (null in JSON) until a delivery has been recorded; otherwise it holds
-status (pending, delivered or failed), attempts, last_attempt_at and event. The signing secret
-is never shown.
+status (pending, delivered or failed), attempts, last_attempt_at and event. circuit is the
+destination's: closed, open (nothing is sent until open_until) or half_open (one attempt at a
+time probes it), with how many times in a row it opened and why. A retry or a recovery makes
+an open circuit half-open at once. The signing secret is never shown.
 
 Examples:
   $ svc webhooks get dst_5f0c2a9e81b34d7c6a1e0f93

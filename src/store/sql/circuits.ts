@@ -1,4 +1,4 @@
-import type { CircuitOpening, CircuitState } from "../../interfaces.ts";
+import type { CircuitOpening, CircuitState, DestinationCircuit } from "../../interfaces.ts";
 import type { Database, SqlExecutor } from "../database.ts";
 import { toDate } from "./rows.ts";
 
@@ -44,7 +44,7 @@ export async function openCircuit(
   await inChunks(db, (tx) =>
     tx.execute(
       `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, last_error = $3,
-              updated_at = $4
+              failure_reason = 'circuit_open', updated_at = $4
        WHERE seq IN (${waitingChunk} AND attempts > retry_base
                      AND COALESCE(schedule_started_at, created_at) < $5 LIMIT ${chunkSize})
          AND status = 'pending' AND lease_owner IS NULL`,
@@ -67,6 +67,61 @@ async function inChunks(db: Database, chunk: (tx: SqlExecutor) => Promise<number
   }
 }
 
+/**
+ * A user's repair (a retry or a recovery: decision 40) goes out now, through the circuit: an
+ * open circuit becomes half-open at `now`, keeping its count of openings, so that the next
+ * claim takes one delivery of the destination as its probe: delivered, it closes the circuit;
+ * failed, it opens it again for the next step. Call in the repair's transaction, after the
+ * repaired deliveries were made due at `now`. Returns when the circuit was to hold its
+ * deliveries until (null if it was not open): `releaseHeld` makes them due after the probe.
+ *
+ * Every worker sees the change: claims read the circuit from the database, and a worker that
+ * opened it forgets its own note of the opening when a claim shows it was let through
+ * (`CircuitBreaker.heldUntil`).
+ */
+export async function letRepairThrough(
+  tx: SqlExecutor,
+  destinationId: string,
+  now: number,
+): Promise<number | null> {
+  const [row] = await tx.query<{ circuit_open_until: number | string }>(
+    `SELECT circuit_open_until FROM destinations
+     WHERE id = $1 AND circuit_opens > 0 AND circuit_open_until > $2`,
+    [destinationId, now],
+  );
+  if (row === undefined) return null;
+  await tx.execute("UPDATE destinations SET circuit_open_until = $2 WHERE id = $1", [
+    destinationId,
+    now,
+  ]);
+  return Number(row.circuit_open_until);
+}
+
+/**
+ * Makes the destination's deliveries that its circuit held until `heldUntil` due just after
+ * `now` (a millisecond after the repaired ones, so that a repaired one is the probe), a chunk
+ * per transaction. The half-open circuit lets them through one at a time until a probe is
+ * delivered; a failed probe holds them again (`openCircuit`).
+ */
+export async function releaseHeld(
+  db: Database,
+  destinationId: string,
+  heldUntil: number,
+  now: number,
+): Promise<void> {
+  await inChunks(db, (tx) =>
+    tx.execute(
+      `UPDATE deliveries SET next_attempt_at = $3, updated_at = $2
+       WHERE seq IN (SELECT seq FROM deliveries
+                     WHERE destination_id = $1 AND status = 'pending' AND lease_owner IS NULL
+                       AND next_attempt_at > $3 AND next_attempt_at <= $4
+                     LIMIT ${chunkSize})
+         AND status = 'pending' AND lease_owner IS NULL`,
+      [destinationId, now, now + 1, heldUntil],
+    ),
+  );
+}
+
 /** Closes a destination's circuit: its deliveries are claimed as any others again. */
 export async function closeCircuit(db: SqlExecutor, destinationId: string): Promise<void> {
   await db.execute(
@@ -76,15 +131,37 @@ export async function closeCircuit(db: SqlExecutor, destinationId: string): Prom
   );
 }
 
-/** The circuit as `last_delivery` shows it; null while closed. */
-export function toCircuitState(
-  row: {
-    circuit_open_until: number | string | null;
-    circuit_opens: number | string;
-    circuit_error: string | null;
-  },
+/** A destination's circuit as its page shows it (decision 40); null: no such destination. */
+export async function selectDestinationCircuit(
+  db: SqlExecutor,
+  workspaceId: string,
+  destinationId: string,
   now: number,
-): CircuitState | null {
+): Promise<DestinationCircuit | null> {
+  const [row] = await db.query<CircuitRow>(
+    `SELECT circuit_open_until, circuit_opens, circuit_error FROM destinations
+     WHERE id = $1 AND workspace_id = $2`,
+    [destinationId, workspaceId],
+  );
+  if (row === undefined) return null;
+  const circuit = toCircuitState(row, now);
+  if (circuit === null) return { state: "closed", openUntil: null, opens: 0, reason: null };
+  return {
+    state: circuit.state,
+    openUntil: circuit.openUntil,
+    opens: circuit.opens,
+    reason: circuit.error,
+  };
+}
+
+interface CircuitRow extends Record<string, unknown> {
+  circuit_open_until: number | string | null;
+  circuit_opens: number | string;
+  circuit_error: string | null;
+}
+
+/** The circuit as `last_delivery` shows it; null while closed. */
+export function toCircuitState(row: CircuitRow, now: number): CircuitState | null {
   if (row.circuit_open_until === null || Number(row.circuit_opens) === 0) return null;
   const openUntil = toDate(row.circuit_open_until);
   return {

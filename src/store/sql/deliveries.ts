@@ -204,6 +204,8 @@ const resultColumns: readonly JsonColumn[] = [
   ["duration_ms", "INTEGER"],
   ["error_class", "TEXT"],
   ["response_body", "TEXT"],
+  ["failure_reason", "TEXT"],
+  ["webhook_signature", "TEXT"],
 ];
 
 /** The attempts of a round that were made, numbered (SQLite's second statement). */
@@ -216,6 +218,7 @@ const attemptColumns: readonly JsonColumn[] = [
   ["error_class", "TEXT"],
   ["error", "TEXT"],
   ["response_body", "TEXT"],
+  ["webhook_signature", "TEXT"],
 ];
 
 /**
@@ -293,6 +296,8 @@ async function finishRound(
     attempt === null ? null : Math.round(attempt.durationMs),
     attempt?.errorClass ?? null,
     attempt?.responseBody ?? null,
+    result.status === "failed" ? result.reason : null,
+    attempt?.webhookSignature ?? null,
   ]);
   const results = `r AS (${db.tableOfJsonRows("$2", resultColumns)})`;
   // An attempt that was made counts, and its time and status become the latest.
@@ -300,7 +305,8 @@ async function finishRound(
   const update = `UPDATE deliveries SET status = r.status,
        next_attempt_at = CASE WHEN deliveries.listen_due_at IS NULL THEN r.next_attempt_at END,
        listen_due_at = CASE WHEN deliveries.listen_due_at IS NOT NULL THEN r.next_attempt_at END,
-       lease_owner = NULL, last_error = r.last_error, updated_at = $1,
+       lease_owner = NULL, last_error = r.last_error, failure_reason = r.failure_reason,
+       updated_at = $1,
        attempts = deliveries.attempts + r.attempted,
        last_attempt_at = CASE WHEN r.attempted = 1 THEN r.started_at ELSE deliveries.last_attempt_at END,
        last_status_code = CASE WHEN r.attempted = 1 THEN r.status_code ELSE deliveries.last_status_code END
@@ -308,17 +314,17 @@ async function finishRound(
      WHERE deliveries.seq = r.seq AND deliveries.lease_owner = r.lease AND deliveries.status = 'pending'`;
   const insertAttempts = `INSERT INTO delivery_attempts
        (delivery_seq, attempt, started_at, duration_ms, status_code, error_class, error,
-        response_body)`;
+        response_body, webhook_signature)`;
   if (db.writesInCtes) {
     const rows = await executor.query<{ seq: number | string }>(
       `WITH ${results},
        u AS (${update}
              RETURNING deliveries.seq, deliveries.attempts, r.attempted, r.started_at,
                        r.duration_ms, r.status_code, r.error_class, r.last_error,
-                       r.response_body),
+                       r.response_body, r.webhook_signature),
        a AS (${insertAttempts}
              SELECT seq, attempts, started_at, duration_ms, status_code, error_class,
-                    last_error, response_body
+                    last_error, response_body, webhook_signature
              FROM u WHERE attempted = 1)
        SELECT seq FROM u`,
       [now, JSON.stringify(values)],
@@ -345,6 +351,7 @@ async function finishRound(
         attempt.errorClass,
         report.error,
         attempt.responseBody ?? null,
+        attempt.webhookSignature ?? null,
       ];
     });
     await executor.execute(

@@ -3,16 +3,19 @@ import type {
   DeliveryDetail,
   DeliveryFilter,
   DeliveryRecord,
+  DeliveryState,
   DeliveryStatus,
   EventDetail,
   EventFilter,
   EventSummary,
   EventType,
+  FailureReason,
   Page,
   RetryOutcome,
 } from "../../interfaces.ts";
 import type { Database, SqlExecutor, SqlValue } from "../database.ts";
 import { deliveryId, parseDeliveryId } from "../../crypto/tokens.ts";
+import { letRepairThrough, releaseHeld } from "./circuits.ts";
 import { decodeTimeCursor, encodeTimeCursor, type TimePosition } from "./cursor.ts";
 import { toBoolean, toDate, toNullableDate } from "./rows.ts";
 
@@ -28,6 +31,7 @@ interface EventRow extends Record<string, unknown> {
   type: EventType;
   api_version: string;
   created_at: number | string;
+  test_destination_id: string | null;
   body?: string;
 }
 
@@ -44,12 +48,17 @@ interface DeliveryRow extends Record<string, unknown> {
   last_status_code: number | string | null;
   last_error: string | null;
   lease_owner: string | null;
+  failure_reason: FailureReason | null;
+  circuit_open_until: number | string | null;
 }
 
+/** A delivery's columns, with its destination's circuit (a primary-key probe per row). */
 const deliveryColumns = `dl.seq, dl.event_id, dl.destination_id, dl.event_type,
   dl.status, dl.attempts, dl.created_at, dl.last_attempt_at,
   COALESCE(dl.next_attempt_at, dl.listen_due_at) AS next_attempt_at,
-  dl.last_status_code, dl.last_error, dl.lease_owner`;
+  dl.last_status_code, dl.last_error, dl.lease_owner, dl.failure_reason,
+  (SELECT d.circuit_open_until FROM destinations d WHERE d.id = dl.destination_id)
+    AS circuit_open_until`;
 
 function toEventSummary(row: EventRow): EventSummary {
   return {
@@ -57,11 +66,38 @@ function toEventSummary(row: EventRow): EventSummary {
     type: row.type,
     apiVersion: row.api_version,
     createdAt: toDate(row.created_at),
+    test: row.test_destination_id !== null,
   };
 }
 
-function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
+/**
+ * Where a pending delivery stands at `now`, and when it goes (decision 40). One due before its
+ * destination's open circuit ends is held until then: that is when it goes, whatever its own
+ * time says. While claimed, `next_attempt_at` is the lease's end, not an attempt: none is shown.
+ */
+function standing(
+  row: DeliveryRow,
+  now: number,
+): { state: DeliveryState; nextAttemptAt: Date | null } {
+  switch (row.status) {
+    case "delivered":
+    case "failed":
+      return { state: row.status, nextAttemptAt: null };
+    case "pending":
+      break;
+  }
+  if (row.lease_owner !== null) return { state: "in_flight", nextAttemptAt: null };
+  const next = toNullableDate(row.next_attempt_at);
+  const circuitEnds = row.circuit_open_until === null ? 0 : Number(row.circuit_open_until);
+  if (circuitEnds > now && (next === null || next.getTime() <= circuitEnds)) {
+    return { state: "circuit_open", nextAttemptAt: new Date(circuitEnds) };
+  }
+  return { state: Number(row.attempts) === 0 ? "waiting" : "retry_scheduled", nextAttemptAt: next };
+}
+
+function toDeliveryRecord(row: DeliveryRow, now: number): DeliveryRecord {
   const inFlight = row.status === "pending" && row.lease_owner !== null;
+  const { state, nextAttemptAt } = standing(row, now);
   return {
     id: deliveryId(row.event_id, row.destination_id),
     eventId: row.event_id,
@@ -71,12 +107,12 @@ function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
     attempts: Number(row.attempts),
     createdAt: toDate(row.created_at),
     lastAttemptAt: toNullableDate(row.last_attempt_at),
-    // While claimed, next_attempt_at is the lease's end, not a scheduled attempt.
-    nextAttemptAt:
-      row.status === "pending" && !inFlight ? toNullableDate(row.next_attempt_at) : null,
+    nextAttemptAt,
     lastStatusCode: row.last_status_code === null ? null : Number(row.last_status_code),
     lastError: row.last_error,
     inFlight,
+    state,
+    failureReason: row.status === "failed" ? (row.failure_reason ?? "retries_exhausted") : null,
   };
 }
 
@@ -135,7 +171,7 @@ export async function selectEventPage(
   }
   values.push(page.limit + 1);
   const rows = await db.query<EventRow>(
-    `SELECT seq, id, type, api_version, created_at FROM events
+    `SELECT seq, id, type, api_version, created_at, test_destination_id FROM events
      WHERE workspace_id = $1 AND ${range.sql} ${typeCondition}
      ORDER BY created_at DESC, seq DESC LIMIT $${values.length}`,
     values,
@@ -147,9 +183,10 @@ export async function selectEvent(
   db: SqlExecutor,
   workspaceId: string,
   id: string,
+  now: number,
 ): Promise<EventDetail | null> {
   const [row] = await db.query<EventRow>(
-    `SELECT seq, id, type, api_version, created_at, body FROM events
+    `SELECT seq, id, type, api_version, created_at, test_destination_id, body FROM events
      WHERE workspace_id = $1 AND id = $2`,
     [workspaceId, id],
   );
@@ -161,7 +198,7 @@ export async function selectEvent(
   return {
     ...toEventSummary(row),
     body: row.body ?? "",
-    deliveries: deliveries.map(toDeliveryRecord),
+    deliveries: deliveries.map((delivery) => toDeliveryRecord(delivery, now)),
   };
 }
 
@@ -176,6 +213,7 @@ export async function selectDeliveryPage(
   workspaceId: string,
   filter: DeliveryFilter,
   page: { limit: number; cursor: string | null },
+  now: number,
 ): Promise<Page<DeliveryRecord>> {
   const range = timeRange("dl", 2, filter, page.cursor);
   const values: SqlValue[] = [workspaceId, ...range.values];
@@ -199,7 +237,7 @@ export async function selectDeliveryPage(
      ORDER BY dl.created_at DESC, dl.seq DESC LIMIT $${values.length}`,
     values,
   );
-  return pageOf(rows, page.limit, toDeliveryRecord);
+  return pageOf(rows, page.limit, (row) => toDeliveryRecord(row, now));
 }
 
 function statusLiteral(status: DeliveryStatus): DeliveryStatus {
@@ -219,12 +257,14 @@ interface AttemptRow extends Record<string, unknown> {
   error: string | null;
   error_class: string | null;
   response_body: string | null;
+  webhook_signature: string | null;
 }
 
 export async function selectDelivery(
   db: SqlExecutor,
   workspaceId: string,
   id: string,
+  now: number,
 ): Promise<DeliveryDetail | null> {
   const named = parseDeliveryId(id);
   if (named === null) return null;
@@ -235,11 +275,12 @@ export async function selectDelivery(
   );
   if (row === undefined) return null;
   const attempts = await db.query<AttemptRow>(
-    `SELECT attempt, started_at, duration_ms, status_code, error, error_class, response_body
+    `SELECT attempt, started_at, duration_ms, status_code, error, error_class, response_body,
+            webhook_signature
      FROM delivery_attempts WHERE delivery_seq = $1 ORDER BY attempt`,
     [row.seq],
   );
-  return { ...toDeliveryRecord(row), attemptLog: attempts.map(toAttemptEntry) };
+  return { ...toDeliveryRecord(row, now), attemptLog: attempts.map(toAttemptEntry) };
 }
 
 function toAttemptEntry(row: AttemptRow): AttemptEntry {
@@ -251,6 +292,7 @@ function toAttemptEntry(row: AttemptRow): AttemptEntry {
     // Attempts recorded before errors were kept have their class alone.
     error: row.error ?? row.error_class,
     responseBody: row.response_body,
+    webhookSignature: row.webhook_signature,
   };
 }
 
@@ -260,30 +302,25 @@ const ofListenSession = `EXISTS (SELECT 1 FROM destinations s
 
 /**
  * What a retry or recovery sets: pending, due `$1`, the schedule started over from the
- * attempts made so far (decision 30), no lease.
+ * attempts made so far (decision 30), no lease, no reason to have failed.
  */
-const requeue = `status = 'pending', lease_owner = NULL,
+const requeue = `status = 'pending', lease_owner = NULL, failure_reason = NULL,
   next_attempt_at = CASE WHEN ${ofListenSession} THEN NULL ELSE CAST($1 AS BIGINT) END,
   listen_due_at = CASE WHEN ${ofListenSession} THEN CAST($1 AS BIGINT) END,
   retry_base = attempts, schedule_started_at = $1, updated_at = $1`;
-
-/** A retry or recovery says the receiver is back: its circuit closes (decision 30). */
-async function closeCircuitOf(tx: SqlExecutor, destinationId: string): Promise<void> {
-  await tx.execute(
-    `UPDATE destinations SET circuit_open_until = NULL, circuit_opens = 0, circuit_error = NULL
-     WHERE id = $1 AND circuit_opens > 0`,
-    [destinationId],
-  );
-}
 
 interface RetryRow extends DeliveryRow {
   active: number | boolean;
   deleted_at: number | string | null;
 }
 
+/** A retry queued, and until when its destination's circuit held the others (null: not open). */
+export type Requeued = RetryOutcome & { readonly heldUntil?: number | null };
+
 /**
- * Call inside a transaction. Queues the delivery again unless a worker holds it or its
- * destination is paused or deleted; null when the workspace has no such delivery.
+ * Call inside a transaction. Queues the delivery again, due now and through its destination's
+ * circuit (`letRepairThrough`, decision 40), unless a worker holds it or its destination is
+ * paused or deleted; null when the workspace has no such delivery.
  */
 export async function requeueDelivery(
   db: Database,
@@ -291,7 +328,7 @@ export async function requeueDelivery(
   workspaceId: string,
   id: string,
   now: number,
-): Promise<RetryOutcome | null> {
+): Promise<Requeued | null> {
   const named = parseDeliveryId(id);
   if (named === null) return null;
   const [row] = await tx.query<RetryRow>(
@@ -305,19 +342,37 @@ export async function requeueDelivery(
   if (row.status === "pending" && row.lease_owner !== null) return { kind: "in_flight" };
   if (!toBoolean(row.active) || row.deleted_at !== null) return { kind: "destination_inactive" };
   await tx.execute(`UPDATE deliveries SET ${requeue} WHERE seq = $2`, [now, row.seq]);
-  await closeCircuitOf(tx, row.destination_id);
-  const delivery = toDeliveryRecord({
-    ...row,
-    status: "pending",
-    next_attempt_at: now,
-    lease_owner: null,
-  });
-  return { kind: "queued", delivery };
+  const heldUntil = await letRepairThrough(tx, row.destination_id, now);
+  const delivery = toDeliveryRecord(
+    {
+      ...row,
+      status: "pending",
+      next_attempt_at: now,
+      lease_owner: null,
+      failure_reason: null,
+      circuit_open_until: heldUntil === null ? row.circuit_open_until : now,
+    },
+    now,
+  );
+  return { kind: "queued", delivery, heldUntil };
+}
+
+/** After a repair's commit: what the circuit held goes after the probe (`releaseHeld`). */
+export async function releaseHeldAfterRepair(
+  db: Database,
+  destinationId: string,
+  heldUntil: number | null | undefined,
+  now: number,
+): Promise<void> {
+  if (heldUntil === null || heldUntil === undefined) return;
+  await releaseHeld(db, destinationId, heldUntil, now);
 }
 
 /**
  * Queues again the destination's `failed` deliveries created at or after `since`, a chunk per
- * transaction; returns how many. Only failed ones: a pending one is never doubled.
+ * transaction, due now and through its circuit (`letRepairThrough`, decision 40), and then
+ * what the circuit held; returns how many were queued. Only failed ones: a pending one is
+ * never doubled.
  */
 export async function requeueFailedSince(
   db: Database,
@@ -326,6 +381,7 @@ export async function requeueFailedSince(
   now: number,
 ): Promise<number> {
   let queued = 0;
+  let heldUntil: number | null = null;
   for (;;) {
     const changed = await db.transaction(async (tx) => {
       const count = await tx.execute(
@@ -336,12 +392,14 @@ export async function requeueFailedSince(
            AND status = 'failed'`,
         [now, destinationId, since],
       );
-      if (count > 0) await closeCircuitOf(tx, destinationId);
+      if (count > 0) heldUntil ??= await letRepairThrough(tx, destinationId, now);
       return count;
     });
     queued += changed;
-    if (changed < recoveryChunk) return queued;
+    if (changed < recoveryChunk) break;
   }
+  await releaseHeldAfterRepair(db, destinationId, heldUntil, now);
+  return queued;
 }
 
 /**

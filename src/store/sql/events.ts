@@ -162,3 +162,49 @@ export async function publishEvents(
   for (const { event_id } of rows) counts.set(event_id, (counts.get(event_id) ?? 0) + 1);
   return { queued: events.map((event) => counts.get(event.id) ?? 0), handed };
 }
+
+/**
+ * A test event (decision 40): the event and one pending delivery to `destinationId` alone,
+ * whatever it subscribes to, in one transaction (the outbox, as any publish), due at once or
+ * when the destination's circuit ends. Not batched with publishes: tests are rare, and the
+ * publish statement stays as it is. Returns whether the delivery was queued (false: the
+ * destination is not an active webhook of the event's workspace, and nothing was written).
+ */
+export async function publishTestEvent(
+  db: Database,
+  event: NewEvent,
+  destinationId: string,
+): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const created = event.createdAt.getTime();
+    const [destination] = await tx.query<{ due_at: number | string }>(
+      `SELECT CASE WHEN circuit_open_until > $3 THEN circuit_open_until ELSE $3 END AS due_at
+       FROM destinations
+       WHERE id = $1 AND workspace_id = $2 AND active = $4 AND deleted_at IS NULL
+         AND kind = 'webhook'`,
+      [destinationId, event.workspaceId, created, true],
+    );
+    if (destination === undefined) return false;
+    await tx.execute(
+      `INSERT INTO events (id, workspace_id, type, body, api_version, created_at,
+                           test_destination_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [
+        event.id,
+        event.workspaceId,
+        event.type,
+        event.body,
+        event.apiVersion,
+        created,
+        destinationId,
+      ],
+    );
+    await tx.execute(
+      `INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
+                               attempts, next_attempt_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, $6)`,
+      [event.id, destinationId, event.workspaceId, event.type, Number(destination.due_at), created],
+    );
+    return true;
+  });
+}

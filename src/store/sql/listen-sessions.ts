@@ -174,7 +174,7 @@ export async function endListenSession(
   if (changed === 0) return false;
   await tx.execute(
     `UPDATE deliveries SET status = 'failed', listen_due_at = NULL, lease_owner = NULL,
-       last_error = $2, updated_at = $3
+       last_error = $2, failure_reason = 'destination_deleted', updated_at = $3
      WHERE destination_id = $1 AND status = 'pending' AND listen_due_at IS NOT NULL`,
     [id, reason, now],
   );
