@@ -8,13 +8,13 @@ export interface Standing {
   reason: string | null;
 }
 
-/** Why a delivery failed, as the API names it (`failure_reason`), in words. */
+/** Why a delivery failed, as the API names it (`failure_reason`), in a few words. */
 const failureReasons: Record<string, string> = {
-  retries_exhausted: "every attempt of its schedule failed",
-  circuit_open: "its retries ran out while the destination's circuit was open",
-  destination_refused: "the destination's address is refused for good",
-  destination_deleted: "the destination was deleted before it could be sent",
-  destination_inactive: "the destination was paused before it could be sent",
+  retries_exhausted: "retries spent",
+  circuit_open: "circuit open",
+  destination_refused: "address refused",
+  destination_deleted: "destination deleted",
+  destination_inactive: "destination paused",
 };
 
 /**
@@ -32,7 +32,8 @@ export function standingOf(delivery: Delivery): Standing {
         delivery.failure_reason === null
           ? null
           : (failureReasons[delivery.failure_reason] ?? delivery.failure_reason);
-      return { label: "Failed", tone: "failed", reason: joined(why, last) };
+      // The reason in the label ("Failed: retries spent"); the last error, in full, under it.
+      return { label: why === null ? "Failed" : `Failed: ${why}`, tone: "failed", reason: last };
     }
     case "waiting":
       return { label: "Waiting for its first attempt", tone: "pending", reason: null };
@@ -41,11 +42,8 @@ export function standingOf(delivery: Delivery): Standing {
     case "retry_scheduled":
       return { label: "Retry scheduled", tone: "pending", reason: last };
     case "circuit_open":
-      return {
-        label: "Held: circuit open",
-        tone: "pending",
-        reason: joined("the destination's circuit is open; it goes when it closes", last),
-      };
+      // It goes when the circuit lets it (the next attempt's column says when).
+      return { label: "Held: circuit open", tone: "pending", reason: last };
     default:
       return { label: delivery.state, tone: toneOf(delivery), reason: last };
   }
@@ -53,9 +51,4 @@ export function standingOf(delivery: Delivery): Standing {
 
 function toneOf(delivery: Delivery): Standing["tone"] {
   return delivery.status === "pending" ? "pending" : delivery.status;
-}
-
-function joined(first: string | null, second: string | null): string | null {
-  if (first === null) return second;
-  return second === null ? first : `${first}; ${second}`;
 }

@@ -43,7 +43,7 @@ export interface DestinationCircuit {
 }
 
 export interface DestinationWithCircuit extends Destination {
-  circuit?: DestinationCircuit;
+  circuit: DestinationCircuit;
 }
 
 export interface CreatedDestination extends Destination {

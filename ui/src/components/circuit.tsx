@@ -17,7 +17,7 @@ export function CircuitState({ circuit }: { circuit: DestinationCircuit }) {
       return (
         <span>
           <span class="badge failed">Open</span> nothing goes out until{" "}
-          <Time iso={circuit.open_until} />
+          <Time iso={circuit.open_until} absoluteFirst />
           {circuit.reason !== null && <span class="reason">Opened because {circuit.reason}</span>}
         </span>
       );
@@ -34,7 +34,7 @@ export function CircuitAlert({ circuit }: { circuit: DestinationCircuit }) {
     <div class="alert" role="note" aria-label="Circuit open">
       <p>
         <strong>Deliveries to this destination are held:</strong> its circuit is open until{" "}
-        <Time iso={circuit.open_until} />
+        <Time iso={circuit.open_until} absoluteFirst />
         {circuit.opens > 1 && ` (opened ${circuit.opens} times in a row)`}.
       </p>
       {circuit.reason !== null && <p>It opened because {circuit.reason}.</p>}

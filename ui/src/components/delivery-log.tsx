@@ -82,7 +82,7 @@ export function DeliveryLog({
             columns={columns}
             caption={caption}
           />
-          <LoadMore paged={log} noun="deliveries" />
+          <LoadMore paged={log} noun={["delivery", "deliveries"]} />
         </>
       )}
     </section>

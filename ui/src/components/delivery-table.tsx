@@ -8,6 +8,7 @@ import { href } from "../routes.ts";
 import { standingOf } from "../standing.ts";
 import type { Delivery } from "../types.ts";
 import { DestinationLabel } from "./destination-label.tsx";
+import { isSentTest } from "./send-test.tsx";
 import { Time } from "./time.tsx";
 
 /** Which columns a log shows besides those of every log: its event, its destination. */
@@ -126,6 +127,7 @@ function DeliveryRow({
       {columns.event && (
         <td data-label="Event type">
           <a href={eventLink}>{delivery.event_type}</a>
+          {isSentTest(delivery.event_id) && <span class="badge test">test</span>}
         </td>
       )}
       {columns.event && (
@@ -157,18 +159,20 @@ function DeliveryRow({
       <td data-label="Created">
         <Time iso={delivery.created_at} />
       </td>
-      <td data-label="Actions" class="row-actions">
-        <a href={href({ page: "delivery", workspace: workspaceId, id: delivery.id })}>
-          Attempts<span class="visually-hidden"> of {delivery.id}</span>
-        </a>
-        {canRetry && !delivery.in_flight && delivery.status !== "pending" && (
-          <button type="button" class="small" onClick={() => void retry()}>
-            Retry
-          </button>
-        )}
-        <span role="status" class="row-message">
-          {message}
-        </span>
+      <td data-label="Actions">
+        <div class="row-actions">
+          <a href={href({ page: "delivery", workspace: workspaceId, id: delivery.id })}>
+            Attempts<span class="visually-hidden"> of {delivery.id}</span>
+          </a>
+          {canRetry && !delivery.in_flight && delivery.status !== "pending" && (
+            <button type="button" class="small" onClick={() => void retry()}>
+              Retry
+            </button>
+          )}
+          <span role="status" class="row-message">
+            {message}
+          </span>
+        </div>
       </td>
     </tr>
   );

@@ -1,15 +1,17 @@
 import { useState } from "preact/hooks";
 import { api, inWorkspace } from "../api.ts";
 import { AttemptsChart } from "../components/chart.tsx";
+import { CircuitAlert, CircuitState } from "../components/circuit.tsx";
 import { DeliveryLog } from "../components/delivery-log.tsx";
 import { HealthBadge } from "../components/health.tsx";
+import { SendTestEvent } from "../components/send-test.tsx";
 import { Time } from "../components/time.tsx";
 import { rememberDestination } from "../destination-names.ts";
 import { flash } from "../flash.ts";
 import { formatRate, grants } from "../format.ts";
 import { messageOf, useLoad } from "../hooks.ts";
 import { href, type Filters } from "../routes.ts";
-import type { DeliveryStats, Destination, WorkspaceAccess } from "../types.ts";
+import type { DeliveryStats, DestinationWithCircuit, WorkspaceAccess } from "../types.ts";
 
 const recoveryWindows = [
   { label: "the last hour", ms: 3_600_000 },
@@ -34,11 +36,15 @@ export function DestinationPage({
   const canSend = grants(workspace.scopes, "events:write");
   const path = inWorkspace(workspace.id, `/webhooks/${encodeURIComponent(id)}`);
   const key = `${workspace.id}/${id}`;
-  const destination = useLoad(async () => {
-    const found = await api<Destination>("GET", path);
-    rememberDestination(workspace.id, found);
-    return found;
-  }, key);
+  const destination = useLoad(
+    async () => {
+      const found = await api<DestinationWithCircuit>("GET", path);
+      rememberDestination(workspace.id, found);
+      return found;
+    },
+    key,
+    5000,
+  );
   const stats = useLoad(
     () =>
       api<DeliveryStats>(
@@ -98,6 +104,7 @@ export function DestinationPage({
         <a href={href({ page: "destinations", workspace: workspace.id })}>← All destinations</a>
       </p>
       <h1 class="url">{current.url}</h1>
+      <CircuitAlert circuit={current.circuit} />
       <dl class="facts">
         <dt>Id</dt>
         <dd>{current.id}</dd>
@@ -105,6 +112,10 @@ export function DestinationPage({
         <dd>{current.active ? "Active" : "Paused"}</dd>
         <dt>Events</dt>
         <dd>{current.events.join(", ")}</dd>
+        <dt>Circuit</dt>
+        <dd data-testid="circuit">
+          <CircuitState circuit={current.circuit} />
+        </dd>
         <dt>Health</dt>
         <dd>
           <HealthBadge health={health} />
@@ -166,6 +177,13 @@ export function DestinationPage({
               </select>
               <button type="submit">Recover</button>
             </form>
+          )}
+          {canSend && current.active && (
+            <SendTestEvent
+              workspaceId={workspace.id}
+              destination={current}
+              onSent={() => undefined}
+            />
           )}
         </section>
       )}

@@ -107,7 +107,7 @@ export function DestinationsPage({ workspace }: { workspace: WorkspaceAccess }) 
               ))}
             </tbody>
           </table>
-          <LoadMore paged={destinations} noun="destinations" />
+          <LoadMore paged={destinations} noun={["destination", "destinations"]} />
         </>
       )}
       {canWrite && (

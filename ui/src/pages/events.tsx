@@ -97,7 +97,7 @@ export function EventsPage({
               ))}
             </tbody>
           </table>
-          <LoadMore paged={events} noun="events" />
+          <LoadMore paged={events} noun={["event", "events"]} />
         </>
       )}
     </>
