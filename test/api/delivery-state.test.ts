@@ -303,7 +303,10 @@ describe("every delivery says where it stands (decision 40)", () => {
       listed.data.map((event) => event.test),
       [false, true],
     );
-    const bystanders = await api.call("GET", `/deliveries?destination=${bystander.id}`);
+    const bystanders = await api.call(
+      "GET",
+      `/deliveries?event=${test.id}&destination=${bystander.id}`,
+    );
     assert.deepEqual(bystanders.json<{ data: unknown[] }>().data, [], "nor to one subscribed to *");
 
     const unknown = await api.call("POST", "/events", {

@@ -87,13 +87,15 @@ describe("svc deliveries and svc events end to end", () => {
     const [header, ...rows] = failed.stdout.trimEnd().split("\n");
     assert.match(
       header ?? "",
-      /^ID +EVENT_TYPE +STATUS +ATTEMPTS +LAST_STATUS_CODE +DESTINATION_ID +CREATED_AT$/,
+      /^ID +EVENT_TYPE +STATUS +STATE +FAILURE_REASON +ATTEMPTS +LAST_STATUS_CODE +DESTINATION_ID +CREATED_AT$/,
     );
     const row = rows.find((line) => line.startsWith(`${id} `));
-    assert.deepEqual(row?.split(/\s+/).slice(0, 6), [
+    assert.deepEqual(row?.split(/\s+/).slice(0, 8), [
       id,
       "job.failed",
       "failed",
+      "failed",
+      "retries_exhausted",
       "3",
       "503",
       destination.id,
@@ -107,8 +109,10 @@ describe("svc deliveries and svc events end to end", () => {
       `event:        ${eventId} (job.failed)`,
       `destination:  ${destination.id}`,
       "status:       failed",
+      "state:        failed (retries exhausted)",
       "next attempt: none",
       "attempts:     3",
+      "last error:   the receiver answered 503; retries exhausted",
     ]);
     const lines = (attempts ?? "").split("\n").map((line) => attemptLine.exec(line));
     assert.deepEqual(
