@@ -401,6 +401,7 @@ export interface DeliveryFilter {
   readonly destinationId?: string;
   readonly eventId?: string;
   readonly status?: DeliveryStatus;
+  readonly eventType?: EventType;
   readonly since?: Date;
   readonly until?: Date;
 }

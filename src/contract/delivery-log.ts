@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { isoTime, memberParams, pageOf, pageQuery, timeInput } from "./common.ts";
-import { eventSummarySchema, orderedRange, sinceBeforeUntil } from "./events.ts";
+import { eventSummarySchema, eventType, orderedRange, sinceBeforeUntil } from "./events.ts";
 
 /**
  * The delivery log (CONTRACT.md "Delivery log and recovery"): its queries and its answers.
@@ -132,6 +132,7 @@ export const listDeliveriesQuery = z
     destination: z.string().min(1).optional().meta({ description: "A destination's id." }),
     event: z.string().min(1).optional().meta({ description: "An event's id." }),
     status: deliveryStatusSchema.optional(),
+    type: eventType.optional().meta({ description: "Only deliveries of events of this type." }),
   })
   .refine(sinceBeforeUntil, orderedRange);
 

@@ -4,7 +4,9 @@ import { pageQuery, timeInput } from "./common.ts";
 
 /** Publishing events (CONTRACT.md "Events"), and the notification they become. */
 
-const eventType = z.enum(EVENT_TYPES, { error: `type must be one of: ${EVENT_TYPES.join(", ")}` });
+export const eventType = z.enum(EVENT_TYPES, {
+  error: `type must be one of: ${EVENT_TYPES.join(", ")}`,
+});
 
 export const publishBody = z
   .strictObject({

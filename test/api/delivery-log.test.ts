@@ -203,6 +203,20 @@ describe("the delivery log and recovery over the API (CONTRACT.md, decision 30)"
       assertEnvelope(await api.call("GET", "/deliveries?status=lost"), "invalid_request");
     });
 
+    it("filters deliveries by their event's type, and refuses a type that is not one", async () => {
+      const failed = await get<ListJson<DeliveryJson>>("/deliveries?type=job.failed");
+      assert.equal(failed.data.length, 2);
+      assert.ok(failed.data.every((delivery) => delivery.event_type === "job.failed"));
+      const one = await get<ListJson<DeliveryJson>>("/deliveries?type=job.failed&limit=1");
+      assert.equal(one.data.length, 1);
+      assert.ok(one.next_cursor !== null, "pages as any list");
+      const rest = await get<ListJson<DeliveryJson>>(
+        `/deliveries?type=job.failed&limit=1&cursor=${encodeURIComponent(one.next_cursor)}`,
+      );
+      assert.equal(rest.data[0]?.event_type, "job.failed");
+      assertEnvelope(await api.call("GET", "/deliveries?type=job.lost"), "invalid_request");
+    });
+
     it("gets a delivery with each attempt: time, duration, status code, error and the answer", async () => {
       await failAll();
       const delivery = await deliveryOf(published[1] ?? "");

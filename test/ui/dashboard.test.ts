@@ -71,11 +71,18 @@ describe("the dashboard in a browser", () => {
     assert.equal(response.status, 202, response.text);
     return response.body.id;
   };
-  /** The delivery of `eventId` in the page's log, once its badge says `status`. */
+  /** The row of `eventId`'s delivery in the page's log, once its status is `status`. */
   const deliveryItem = async (page: Page, eventId: string, status: string) => {
-    const item = page.locator(`li[data-delivery^="dlv_${eventId.slice(4)}"]`);
-    await item.locator(`.badge.${status}`).waitFor({ timeout: 20_000 });
+    const item = page.locator(`tr[data-delivery^="dlv_${eventId.slice(4)}"]`);
+    await page
+      .locator(`tr[data-delivery^="dlv_${eventId.slice(4)}"][data-status="${status}"]`)
+      .waitFor({ timeout: 20_000 });
     return item;
+  };
+  /** From a delivery's row to its page of attempts. */
+  const openAttempts = async (page: Page, item: ReturnType<Page["locator"]>) => {
+    await item.getByRole("link", { name: /^Attempts of dlv_/ }).click();
+    await page.getByRole("heading", { name: "Attempts", level: 2 }).waitFor();
   };
 
   before(async () => {
@@ -105,6 +112,8 @@ describe("the dashboard in a browser", () => {
     ownerPage = await newPage();
     await ownerPage.goto(ui());
     await ownerPage.getByRole("heading", { name: "Sign in to svc" }).waitFor();
+    await ownerPage.getByRole("heading", { name: "No account yet?" }).waitFor();
+    await ownerPage.getByText("svc admin users create --email").waitFor();
     await screenshot(ownerPage, "01-sign-in");
     await ownerPage.getByLabel("E-mail").fill(owner.email);
     await ownerPage.getByLabel("Password").fill("not the password at all");
@@ -167,16 +176,21 @@ describe("the dashboard in a browser", () => {
   it("a published event arrives in the destination's log, with each attempt's status, time and answer", async () => {
     const eventId = await publish("job_arrives");
     const item = await deliveryItem(ownerPage, eventId, "delivered");
-    await item.getByRole("button", { name: "Attempts" }).click();
-    const row = item.locator("table.attempts tbody tr").first();
-    await row.waitFor();
-    assert.equal(await row.locator('td[data-label="Status"]').textContent(), "200");
-    assert.equal(await row.locator("pre.answer").textContent(), "OK");
-    assert.ok(await row.locator("time").getAttribute("datetime"));
     await ownerPage
       .getByRole("img", { name: /This destination: [1-9]\d* attempts? succeeded/ })
       .waitFor();
     await screenshot(ownerPage, "03-destination-delivered");
+    await openAttempts(ownerPage, item);
+    const attempt = ownerPage.locator("li.attempt").first();
+    assert.equal(await attempt.locator("summary .badge").textContent(), "200");
+    assert.equal(
+      await attempt
+        .getByRole("region", { name: /^Answer/ })
+        .locator("pre.answer")
+        .textContent(),
+      "OK",
+    );
+    assert.ok(await attempt.locator("time").getAttribute("datetime"));
   });
 
   it("a failing receiver: its answer shown as text, never as HTML; the destination shows failing; Recover sends again", async () => {
@@ -196,13 +210,19 @@ describe("the dashboard in a browser", () => {
 
     await row.getByRole("link").click();
     const item = await deliveryItem(ownerPage, eventId, "failed");
-    await item.getByRole("button", { name: "Attempts" }).click();
-    const answers = item.locator("pre.answer");
+    await screenshot(ownerPage, "05-destination-failing");
+    const destinationPage = ownerPage.url();
+    await openAttempts(ownerPage, item);
+    // Every attempt open, to read each answer.
+    for (const summary of await ownerPage.locator("li.attempt summary").all()) {
+      if ((await summary.locator("xpath=..").getAttribute("open")) === null) await summary.click();
+    }
+    const answers = ownerPage.locator('section[aria-label^="Answer"] pre.answer');
     await answers.nth(2).waitFor();
     assert.deepEqual(await answers.allTextContents(), [xssAnswer, xssAnswer, xssAnswer]);
-    assert.equal(await item.locator("pre.answer img, pre.answer script").count(), 0);
+    assert.equal(await ownerPage.locator("pre.answer img, pre.answer script").count(), 0);
     assert.equal(await ownerPage.evaluate("window.__xss"), undefined, "no script ran");
-    await screenshot(ownerPage, "05-destination-failing");
+    await ownerPage.goto(destinationPage);
 
     failing.setResponder(always(200));
     await ownerPage.getByLabel("Send again the failed deliveries of").selectOption({
@@ -214,9 +234,17 @@ describe("the dashboard in a browser", () => {
     assert.equal(failing.requests.length, 4);
     assert.equal(failing.requests[3]?.headers["webhook-id"], eventId);
     await ownerPage.locator(".facts .badge.healthy").waitFor();
-    await answers.nth(3).waitFor();
-    assert.equal(await answers.nth(3).textContent(), "OK", "the open log follows the new attempt");
     await screenshot(ownerPage, "06-destination-recovered");
+    await openAttempts(ownerPage, item);
+    const newest = ownerPage.locator("li.attempt").first();
+    assert.equal(await newest.getAttribute("data-attempt"), "4", "newest first");
+    assert.equal(
+      await newest
+        .getByRole("region", { name: /^Answer/ })
+        .locator("pre.answer")
+        .textContent(),
+      "OK",
+    );
   });
 
   it("retries one failed delivery from its row", async () => {
@@ -230,6 +258,7 @@ describe("the dashboard in a browser", () => {
     const item = await deliveryItem(ownerPage, eventId, "failed");
     failing.setResponder(always(200));
     await item.getByRole("button", { name: "Retry" }).click();
+    await item.getByRole("status").getByText("Retry queued.").waitFor();
     await deliveryItem(ownerPage, eventId, "delivered");
   });
 
@@ -249,13 +278,17 @@ describe("the dashboard in a browser", () => {
     await ownerPage.getByRole("button", { name: "Delete", exact: true }).click();
     await ownerPage.getByRole("button", { name: "Delete for good" }).click();
     await ownerPage.getByRole("heading", { name: "Destinations", level: 1 }).waitFor();
+    await ownerPage
+      .getByRole("status")
+      .getByText("Deleted https://hooks.test:9/lifecycle.")
+      .waitFor();
     const gone = await api.get(workspacePath(`/webhooks/${created.body.id}`));
     assert.equal(gone.status, 404);
   });
 
   it("searches the event log by type and finds an event by its id; its data is shown as text", async () => {
     const eventId = await publish(xssAnswer);
-    await ownerPage.getByRole("link", { name: "Events" }).click();
+    await ownerPage.getByRole("link", { name: "Events", exact: true }).click();
     await ownerPage.getByLabel("Type").selectOption("job.completed");
     await ownerPage.getByRole("link", { name: eventId }).waitFor();
     await screenshot(ownerPage, "07-events");
@@ -265,10 +298,13 @@ describe("the dashboard in a browser", () => {
     await ownerPage.getByText(JSON.stringify(xssAnswer).slice(1, 20)).waitFor();
     assert.equal(await ownerPage.locator("pre.answer img, pre.answer script").count(), 0);
     assert.equal(await ownerPage.evaluate("window.__xss"), undefined, "no script ran");
+    // Its deliveries name their destinations by URL, not by id.
     await ownerPage
-      .getByRole("link", { name: /^to dst_/ })
+      .getByRole("table", { name: `Deliveries of ${eventId}` })
+      .getByRole("link", { name: /^https:\/\/hooks\.test:\d+\// })
       .first()
       .waitFor();
+    assert.equal(await ownerPage.getByRole("link", { name: /^dst_/ }).count(), 0);
     await screenshot(ownerPage, "08-event");
   });
 
@@ -277,7 +313,8 @@ describe("the dashboard in a browser", () => {
     await ownerPage.getByRole("heading", { name: "Destinations", level: 1 }).waitFor();
     await ownerPage.getByRole("button", { name: "Create destination" }).waitFor();
     await ownerPage.getByRole("combobox", { name: "Workspace" }).selectOption(other.id);
-    await ownerPage.getByText("No destinations yet.").waitFor();
+    await ownerPage.getByRole("heading", { name: "No destinations yet" }).waitFor();
+    await ownerPage.getByText(`svc webhooks create --workspace ${other.id}`).waitFor();
     await ownerPage.getByText("(viewer)").waitFor();
     assert.equal(await ownerPage.getByRole("button", { name: "Create destination" }).count(), 0);
     assert.match(ownerPage.url(), new RegExp(`#/w/${other.id}/destinations$`));
@@ -291,13 +328,9 @@ describe("the dashboard in a browser", () => {
     await page.getByRole("table").waitFor();
     assert.equal(await page.getByRole("button", { name: "Create destination" }).count(), 0);
     await page.getByRole("link", { name: /failing/ }).click();
-    await page.locator("li.delivery").first().waitFor();
+    await page.locator("table.log tbody tr").first().waitFor();
     const buttons = await page.getByRole("button").allTextContents();
-    assert.deepEqual(
-      [...new Set(buttons)].sort(),
-      ["Attempts", "Sign out"],
-      "only reading controls",
-    );
+    assert.deepEqual([...new Set(buttons)].sort(), ["Sign out"], "only reading controls");
     await screenshot(page, "09-viewer");
 
     const forced = await page.evaluate<{ status: number; code: string }>(`
@@ -372,11 +405,15 @@ describe("the dashboard in a browser", () => {
     await page.getByRole("table").waitFor();
     found.push(...(await seriousViolations(page)).map((each) => `destinations: ${each}`));
     await page.getByRole("link", { name: /failing/ }).click();
-    const item = page.locator("li.delivery").first();
-    await item.getByRole("button", { name: "Attempts" }).click();
-    await item.locator("table.attempts").waitFor();
+    const item = page.locator("table.log tbody tr").first();
+    await item.waitFor();
     found.push(...(await seriousViolations(page)).map((each) => `destination: ${each}`));
-    await page.getByRole("link", { name: "Events" }).click();
+    await openAttempts(page, item);
+    found.push(...(await seriousViolations(page)).map((each) => `delivery: ${each}`));
+    await page.getByRole("link", { name: "Deliveries", exact: true }).click();
+    await page.locator("table.log").waitFor();
+    found.push(...(await seriousViolations(page)).map((each) => `deliveries: ${each}`));
+    await page.getByRole("link", { name: "Events", exact: true }).click();
     await page.getByRole("table").waitFor();
     found.push(...(await seriousViolations(page)).map((each) => `events: ${each}`));
     assert.deepEqual(found, []);
@@ -389,7 +426,14 @@ describe("the dashboard in a browser", () => {
       );
     await page.locator('td[data-label="Id"] a').first().waitFor();
     assert.ok((await overflow()) <= 0, `the events page fits 375 px (${await overflow()}px over)`);
-    await page.getByRole("link", { name: "Destinations" }).click();
+    await page.getByRole("link", { name: "Deliveries", exact: true }).click();
+    await page.locator('table.log td[data-label="Destination"] a').first().waitFor();
+    assert.ok(
+      (await overflow()) <= 0,
+      `the deliveries page fits 375 px (${await overflow()}px over)`,
+    );
+    await screenshot(page, "11-narrow-deliveries");
+    await page.getByRole("link", { name: "Destinations", exact: true }).click();
     await page.getByRole("heading", { name: "Destinations", level: 1 }).waitFor();
     await page.getByRole("table").waitFor();
     assert.ok(

@@ -34,3 +34,29 @@ export function fieldOf(form: FormData, name: string): string {
   const value = form.get(name);
   return typeof value === "string" ? value : "";
 }
+
+const units: readonly [Intl.RelativeTimeFormatUnit, number][] = [
+  ["day", 86_400_000],
+  ["hour", 3_600_000],
+  ["minute", 60_000],
+  ["second", 1000],
+];
+
+/** A time relative to `now`, as people say it: "3 minutes ago", "in 12 seconds". */
+export function formatRelative(iso: string, now: number = Date.now()): string {
+  const difference = new Date(iso).getTime() - now;
+  const size = Math.abs(difference);
+  if (size < 1000) return "now";
+  const format = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+  for (const [unit, ms] of units) {
+    if (size >= ms || unit === "second") {
+      return format.format(Math.trunc(difference / ms), unit);
+    }
+  }
+  return formatTime(iso);
+}
+
+/** "1 attempt", "2 attempts". */
+export function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}

@@ -33,11 +33,28 @@ export interface Destination {
   updated_at: string;
 }
 
+/** A destination's circuit, on its page (`GET …/webhooks/{id}`). */
+export interface DestinationCircuit {
+  state: "closed" | "open" | "half_open";
+  open_until: string | null;
+  opens: number;
+  /** Why it opened, with the last failure; null while closed. */
+  reason: string | null;
+}
+
+export interface DestinationWithCircuit extends Destination {
+  circuit: DestinationCircuit;
+}
+
 export interface CreatedDestination extends Destination {
   secret: string;
 }
 
 export type DeliveryStatus = "pending" | "delivered" | "failed";
+
+/** Where a delivery stands (states may be added: an unknown one is shown as it is). */
+export type DeliveryState =
+  "waiting" | "in_flight" | "retry_scheduled" | "circuit_open" | "delivered" | "failed";
 
 export interface Delivery {
   id: string;
@@ -52,6 +69,9 @@ export interface Delivery {
   last_status_code: number | null;
   last_error: string | null;
   in_flight: boolean;
+  state: DeliveryState | (string & {});
+  /** Why it failed; null unless failed (reasons may be added). */
+  failure_reason: string | null;
 }
 
 export interface Attempt {
@@ -61,6 +81,8 @@ export interface Attempt {
   status_code: number | null;
   error: string | null;
   response_body: string | null;
+  /** The request's headers as sent (the signature among them, never a secret); null if not kept. */
+  request_headers: Record<string, string> | null;
 }
 
 export interface DeliveryDetail extends Omit<Delivery, "attempts"> {
@@ -73,6 +95,8 @@ export interface EventSummary {
   type: string;
   api_version: string;
   created: number;
+  /** A test event, sent to one destination alone. */
+  test: boolean;
 }
 
 export interface EventDetail extends EventSummary {
@@ -97,5 +121,8 @@ export interface DeliveryStats {
   destinations: DestinationHealth[];
 }
 
+/** The event types the server publishes. */
+export const EVENT_TYPES = ["job.completed", "job.failed", "collection.completed"];
+
 /** The event types a destination may subscribe to (`*`: all). */
-export const EVENT_SUBSCRIPTIONS = ["*", "job.completed", "job.failed", "collection.completed"];
+export const EVENT_SUBSCRIPTIONS = ["*", ...EVENT_TYPES];

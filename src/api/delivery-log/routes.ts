@@ -80,6 +80,7 @@ export function registerDeliveryLogRoutes(
         destinationId: query.destination,
         eventId: query.event,
         status: query.status,
+        eventType: query.type,
         since: query.since,
         until: query.until,
       },

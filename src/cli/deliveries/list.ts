@@ -1,5 +1,6 @@
 import { Option, type Command } from "commander";
 import { deliverySchema } from "../../contract/delivery-log.ts";
+import { EVENT_TYPES } from "../../interfaces.ts";
 import type { ApiRequest } from "../client/http.ts";
 import { PAGE_ALL_DRY_RUN_NOTE, pageQuery, readPages } from "../client/pages.ts";
 import { openSession } from "../client/session.ts";
@@ -22,6 +23,7 @@ export interface ListDeliveriesOptions extends GlobalOptions {
   readonly destination?: string;
   readonly event?: string;
   readonly status?: string;
+  readonly type?: string;
   readonly since?: string;
   readonly until?: string;
 }
@@ -33,7 +35,8 @@ const settings: CommandSettings = {
 };
 
 /**
- * The workspace's deliveries, newest first, filtered by destination, event, status and time:
+ * The workspace's deliveries, newest first, filtered by destination, event, status, event type
+ * and time:
  * one page (the API's default size) and a hint on stderr when there are more, or with
  * `--page-all` every page. `--raw` prints each page's body as received, one per line.
  */
@@ -46,6 +49,7 @@ export async function listDeliveries(
     ...(options.destination === undefined ? {} : { destination: options.destination }),
     ...(options.event === undefined ? {} : { event: options.event }),
     ...(options.status === undefined ? {} : { status: options.status }),
+    ...(options.type === undefined ? {} : { type: options.type }),
     ...timeRange(options, COMMAND, now),
   };
   const session = await openSession(options, io);
@@ -81,6 +85,9 @@ export function registerList(group: Command, io: CliIo): void {
     .option("--event <id>", "only deliveries of this event (evt_…)")
     .addOption(
       new Option("--status <status>", "only deliveries in this status").choices(DELIVERY_STATUSES),
+    )
+    .addOption(
+      new Option("--type <type>", "only deliveries of events of this type").choices(EVENT_TYPES),
     )
     .option("--since <time>", `only deliveries created at or after this time: ${TIME_OPTION_HELP}`)
     .option("--until <time>", `only deliveries created before this time: ${TIME_OPTION_HELP}`)

@@ -226,6 +226,10 @@ export async function selectDeliveryPage(
     values.push(filter.eventId);
     conditions.push(`dl.event_id = $${values.length}`);
   }
+  if (filter.eventType !== undefined) {
+    values.push(filter.eventType);
+    conditions.push(`dl.event_type = $${values.length}`);
+  }
   if (filter.status !== undefined) conditions.push(`dl.status = '${statusLiteral(filter.status)}'`);
   values.push(page.limit + 1);
   const rows = await db.query<DeliveryRow>(

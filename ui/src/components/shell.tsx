@@ -1,12 +1,23 @@
 import { useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
 import { useHash } from "../hooks.ts";
+import { DeliveriesPage } from "../pages/deliveries.tsx";
+import { DeliveryPage } from "../pages/delivery.tsx";
 import { DestinationPage } from "../pages/destination.tsx";
 import { DestinationsPage } from "../pages/destinations.tsx";
 import { EventPage } from "../pages/event.tsx";
 import { EventsPage } from "../pages/events.tsx";
 import { href, parseRoute, type Route } from "../routes.ts";
 import type { SignedIn, WorkspaceAccess } from "../types.ts";
+import { Logo } from "./logo.tsx";
+
+type Section = "destinations" | "deliveries" | "events";
+
+const sections: readonly { section: Section; label: string }[] = [
+  { section: "destinations", label: "Destinations" },
+  { section: "deliveries", label: "Deliveries" },
+  { section: "events", label: "Events" },
+];
 
 /** The signed-in frame: workspace switcher, navigation, sign-out, and the page of the route. */
 export function Shell({ who, onSignedOut }: { who: SignedIn; onSignedOut: () => void }) {
@@ -43,21 +54,27 @@ export function Shell({ who, onSignedOut }: { who: SignedIn; onSignedOut: () => 
         Skip to content
       </a>
       <header class="top">
-        <p class="brand">svc</p>
+        <a
+          class="brand"
+          href={
+            workspace === undefined ? "#/" : href({ page: "destinations", workspace: workspace.id })
+          }
+        >
+          <Logo />
+          <span>svc</span>
+          <span class="brand-sub">webhooks</span>
+        </a>
         {workspace !== undefined && (
           <nav aria-label="Sections">
-            <a
-              href={href({ page: "destinations", workspace: workspace.id })}
-              aria-current={isSection(route, "destinations") ? "page" : undefined}
-            >
-              Destinations
-            </a>
-            <a
-              href={href({ page: "events", workspace: workspace.id })}
-              aria-current={isSection(route, "events") ? "page" : undefined}
-            >
-              Events
-            </a>
+            {sections.map(({ section, label }) => (
+              <a
+                key={section}
+                href={href({ page: section, workspace: workspace.id })}
+                aria-current={sectionOf(route) === section ? "page" : undefined}
+              >
+                {label}
+              </a>
+            ))}
           </nav>
         )}
         <div class="who">
@@ -105,9 +122,19 @@ export function Shell({ who, onSignedOut }: { who: SignedIn; onSignedOut: () => 
   );
 }
 
-function isSection(route: Route, section: "destinations" | "events"): boolean {
-  if (section === "events") return route.page === "events" || route.page === "event";
-  return route.page !== "events" && route.page !== "event";
+function sectionOf(route: Route): Section {
+  switch (route.page) {
+    case "events":
+    case "event":
+      return "events";
+    case "deliveries":
+    case "delivery":
+      return "deliveries";
+    case "home":
+    case "destinations":
+    case "destination":
+      return "destinations";
+  }
 }
 
 function Page({ route, workspace }: { route: Route; workspace: WorkspaceAccess }) {
@@ -116,10 +143,14 @@ function Page({ route, workspace }: { route: Route; workspace: WorkspaceAccess }
     case "destinations":
       return <DestinationsPage workspace={workspace} />;
     case "destination":
-      return <DestinationPage workspace={workspace} id={route.id} />;
+      return <DestinationPage workspace={workspace} id={route.id} filters={route.filters ?? {}} />;
     case "events":
-      return <EventsPage workspace={workspace} />;
+      return <EventsPage workspace={workspace} filters={route.filters ?? {}} />;
     case "event":
       return <EventPage workspace={workspace} id={route.id} />;
+    case "deliveries":
+      return <DeliveriesPage workspace={workspace} filters={route.filters ?? {}} />;
+    case "delivery":
+      return <DeliveryPage workspace={workspace} id={route.id} />;
   }
 }

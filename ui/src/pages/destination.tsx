@@ -1,12 +1,17 @@
 import { useState } from "preact/hooks";
 import { api, inWorkspace } from "../api.ts";
 import { AttemptsChart } from "../components/chart.tsx";
-import { DeliveryList } from "../components/delivery-list.tsx";
+import { CircuitAlert, CircuitState } from "../components/circuit.tsx";
+import { DeliveryLog } from "../components/delivery-log.tsx";
 import { HealthBadge } from "../components/health.tsx";
-import { formatRate, formatTime, grants } from "../format.ts";
+import { SendTestEvent } from "../components/send-test.tsx";
+import { Time } from "../components/time.tsx";
+import { rememberDestination } from "../destination-names.ts";
+import { flash } from "../flash.ts";
+import { formatRate, grants } from "../format.ts";
 import { messageOf, useLoad } from "../hooks.ts";
-import { href } from "../routes.ts";
-import type { Delivery, DeliveryStats, Destination, Page, WorkspaceAccess } from "../types.ts";
+import { href, type Filters } from "../routes.ts";
+import type { DeliveryStats, DestinationWithCircuit, WorkspaceAccess } from "../types.ts";
 
 const recoveryWindows = [
   { label: "the last hour", ms: 3_600_000 },
@@ -18,12 +23,28 @@ const recoveryWindows = [
  * One destination: its settings and health, its chart, its delivery log (followed every few
  * seconds), and what the user's scopes allow: pause, delete, recover, retry.
  */
-export function DestinationPage({ workspace, id }: { workspace: WorkspaceAccess; id: string }) {
+export function DestinationPage({
+  workspace,
+  id,
+  filters,
+}: {
+  workspace: WorkspaceAccess;
+  id: string;
+  filters: Filters;
+}) {
   const canWrite = grants(workspace.scopes, "webhooks:write");
   const canSend = grants(workspace.scopes, "events:write");
   const path = inWorkspace(workspace.id, `/webhooks/${encodeURIComponent(id)}`);
   const key = `${workspace.id}/${id}`;
-  const destination = useLoad(() => api<Destination>("GET", path), key);
+  const destination = useLoad(
+    async () => {
+      const found = await api<DestinationWithCircuit>("GET", path);
+      rememberDestination(workspace.id, found);
+      return found;
+    },
+    key,
+    5000,
+  );
   const stats = useLoad(
     () =>
       api<DeliveryStats>(
@@ -32,15 +53,6 @@ export function DestinationPage({ workspace, id }: { workspace: WorkspaceAccess;
       ),
     key,
     5000,
-  );
-  const deliveries = useLoad(
-    () =>
-      api<Page<Delivery>>(
-        "GET",
-        inWorkspace(workspace.id, `/deliveries?limit=25&destination=${encodeURIComponent(id)}`),
-      ),
-    key,
-    2000,
   );
   const [message, setMessage] = useState<string | null>(null);
   const [confirmDelete, setConfirmDelete] = useState(false);
@@ -61,6 +73,7 @@ export function DestinationPage({ workspace, id }: { workspace: WorkspaceAccess;
   const remove = () =>
     act(async () => {
       await api("DELETE", path);
+      flash(`Deleted ${destination.data?.url ?? id}.`);
       window.location.hash = href({ page: "destinations", workspace: workspace.id });
       return "Deleted.";
     });
@@ -70,7 +83,6 @@ export function DestinationPage({ workspace, id }: { workspace: WorkspaceAccess;
     const since = new Date(Date.now() - Number(form.get("window"))).toISOString();
     void act(async () => {
       const { queued } = await api<{ queued: number }>("POST", `${path}/recover`, { since });
-      deliveries.reload();
       return `Recovery queued ${queued} failed ${queued === 1 ? "delivery" : "deliveries"}.`;
     });
   };
@@ -88,10 +100,11 @@ export function DestinationPage({ workspace, id }: { workspace: WorkspaceAccess;
 
   return (
     <>
-      <p>
+      <p class="back">
         <a href={href({ page: "destinations", workspace: workspace.id })}>← All destinations</a>
       </p>
       <h1 class="url">{current.url}</h1>
+      <CircuitAlert circuit={current.circuit} />
       <dl class="facts">
         <dt>Id</dt>
         <dd>{current.id}</dd>
@@ -99,6 +112,10 @@ export function DestinationPage({ workspace, id }: { workspace: WorkspaceAccess;
         <dd>{current.active ? "Active" : "Paused"}</dd>
         <dt>Events</dt>
         <dd>{current.events.join(", ")}</dd>
+        <dt>Circuit</dt>
+        <dd data-testid="circuit">
+          <CircuitState circuit={current.circuit} />
+        </dd>
         <dt>Health</dt>
         <dd>
           <HealthBadge health={health} />
@@ -106,9 +123,13 @@ export function DestinationPage({ workspace, id }: { workspace: WorkspaceAccess;
             ` ${formatRate(health.success_rate)} of ${health.attempts} attempts in 24 h`}
         </dd>
         <dt>Last attempt</dt>
-        <dd>{formatTime(health?.last_attempt_at ?? null)}</dd>
+        <dd>
+          <Time iso={health?.last_attempt_at ?? null} />
+        </dd>
         <dt>Failing since</dt>
-        <dd>{formatTime(health?.failing_since ?? null)}</dd>
+        <dd>
+          <Time iso={health?.failing_since ?? null} />
+        </dd>
       </dl>
       {(canWrite || canSend) && (
         <section class="controls" aria-label="Actions">
@@ -157,6 +178,13 @@ export function DestinationPage({ workspace, id }: { workspace: WorkspaceAccess;
               <button type="submit">Recover</button>
             </form>
           )}
+          {canSend && current.active && (
+            <SendTestEvent
+              workspaceId={workspace.id}
+              destination={current}
+              onSent={() => undefined}
+            />
+          )}
         </section>
       )}
       <p role="status" class="message">
@@ -164,20 +192,22 @@ export function DestinationPage({ workspace, id }: { workspace: WorkspaceAccess;
       </p>
       {stats.data !== null && <AttemptsChart stats={stats.data} label="This destination" />}
       <h2>Delivery log</h2>
-      {deliveries.error !== null && (
-        <p class="error" role="alert">
-          {deliveries.error}
-        </p>
-      )}
-      {deliveries.data !== null && (
-        <DeliveryList
-          workspaceId={workspace.id}
-          deliveries={deliveries.data.data}
-          canRetry={canSend}
-          onChanged={deliveries.reload}
-          link="event"
-        />
-      )}
+      <DeliveryLog
+        workspaceId={workspace.id}
+        destinationId={id}
+        filters={filters}
+        onFilters={(next) => {
+          window.location.hash = href({
+            page: "destination",
+            workspace: workspace.id,
+            id,
+            filters: next,
+          });
+        }}
+        canRetry={canSend}
+        columns={{ event: true, destination: false }}
+        caption="Delivery log"
+      />
     </>
   );
 }

@@ -1,25 +1,37 @@
-import { useState } from "preact/hooks";
 import { api, inWorkspace, query } from "../api.ts";
-import { fieldOf, formatTime } from "../format.ts";
-import { useLoad } from "../hooks.ts";
-import { href } from "../routes.ts";
-import {
-  EVENT_SUBSCRIPTIONS,
-  type EventSummary,
-  type Page,
-  type WorkspaceAccess,
-} from "../types.ts";
+import { LoadMore } from "../components/load-more.tsx";
+import { LogFilters } from "../components/log-filters.tsx";
+import { Time } from "../components/time.tsx";
+import { fieldOf } from "../format.ts";
+import { usePaged } from "../paging.ts";
+import { href, timeBounds, type Filters } from "../routes.ts";
+import type { EventSummary, Page, WorkspaceAccess } from "../types.ts";
 
-/** The event log, newest first: by type, or straight to one event by its id. */
-export function EventsPage({ workspace }: { workspace: WorkspaceAccess }) {
-  const [type, setType] = useState("");
-  const events = useLoad(
-    () =>
+/** The event log, newest first: filtered by type and time (kept in the URL), or one by its id. */
+export function EventsPage({
+  workspace,
+  filters,
+}: {
+  workspace: WorkspaceAccess;
+  filters: Filters;
+}) {
+  const events = usePaged(
+    (cursor) =>
       api<Page<EventSummary>>(
         "GET",
-        inWorkspace(workspace.id, `/events${query({ limit: "50", type })}`),
+        inWorkspace(
+          workspace.id,
+          `/events${query({
+            limit: "100",
+            type: filters.type,
+            ...timeBounds(filters, Date.now()),
+            cursor: cursor ?? undefined,
+          })}`,
+        ),
       ),
-    `${workspace.id}/${type}`,
+    (event) => event.id,
+    (event) => event.created * 1000,
+    JSON.stringify([workspace.id, filters]),
     5000,
   );
 
@@ -32,62 +44,61 @@ export function EventsPage({ workspace }: { workspace: WorkspaceAccess }) {
   return (
     <>
       <h1>Events</h1>
-      <div class="search">
-        <form role="search" aria-label="Find an event by id" onSubmit={findById}>
-          <label for="event-id">Event id</label>
-          <input id="event-id" name="id" placeholder="evt_…" required />
-          <button type="submit">Find</button>
-        </form>
-        <div>
-          <label for="event-type">Type</label>
-          <select
-            id="event-type"
-            value={type}
-            onChange={(event) => {
-              setType(event.currentTarget.value);
-            }}
-          >
-            <option value="">All types</option>
-            {EVENT_SUBSCRIPTIONS.filter((name) => name !== "*").map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </div>
-      </div>
+      <form class="find" role="search" aria-label="Find an event by id" onSubmit={findById}>
+        <label for="event-id">Event id</label>
+        <input id="event-id" name="id" placeholder="evt_…" required />
+        <button type="submit">Find</button>
+      </form>
+      <LogFilters
+        filters={filters}
+        onChange={(next) => {
+          window.location.hash = href({ page: "events", workspace: workspace.id, filters: next });
+        }}
+        status={false}
+        label="Filter the events"
+      />
       {events.error !== null && (
         <p class="error" role="alert">
           {events.error}
         </p>
       )}
-      {events.data !== null && events.data.data.length === 0 && <p>No events.</p>}
-      {events.data !== null && events.data.data.length > 0 && (
-        <table class="list">
-          <caption class="visually-hidden">Events, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Id</th>
-              <th scope="col">Type</th>
-              <th scope="col">Published</th>
-            </tr>
-          </thead>
-          <tbody>
-            {events.data.data.map((event) => (
-              <tr key={event.id}>
-                <td data-label="Id">
-                  <a href={href({ page: "event", workspace: workspace.id, id: event.id })}>
-                    {event.id}
-                  </a>
-                </td>
-                <td data-label="Type">{event.type}</td>
-                <td data-label="Published">
-                  {formatTime(new Date(event.created * 1000).toISOString())}
-                </td>
+      {events.items !== null && events.items.length === 0 && (
+        <p class="empty">
+          {Object.keys(filters).length > 0 ? "No events match these filters." : "No events yet."}
+        </p>
+      )}
+      {events.items !== null && events.items.length > 0 && (
+        <>
+          <table class="list">
+            <caption class="visually-hidden">Events, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Id</th>
+                <th scope="col">Type</th>
+                <th scope="col">Published</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {events.items.map((event) => (
+                <tr key={event.id}>
+                  <td data-label="Id" class="id">
+                    <a href={href({ page: "event", workspace: workspace.id, id: event.id })}>
+                      {event.id}
+                    </a>
+                  </td>
+                  <td data-label="Type">
+                    {event.type}
+                    {event.test && <span class="badge test">test</span>}
+                  </td>
+                  <td data-label="Published">
+                    <Time iso={new Date(event.created * 1000).toISOString()} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <LoadMore paged={events} noun={["event", "events"]} />
+        </>
       )}
     </>
   );

@@ -1,0 +1,170 @@
+import { RANGES, type Filters } from "../routes.ts";
+import { EVENT_TYPES } from "../types.ts";
+
+const STATUSES = ["pending", "delivered", "failed"];
+
+/**
+ * A log's filters: status (deliveries only), type, and a time range back from now or between
+ * two times. They live in the URL: each change goes to `onChange`, which sets the location,
+ * so a reload or a shared link shows the same selection.
+ */
+export function LogFilters({
+  filters,
+  onChange,
+  status,
+  label,
+}: {
+  filters: Filters;
+  onChange: (filters: Filters) => void;
+  status: boolean;
+  label: string;
+}) {
+  const custom = filters.range === undefined && (filters.since ?? filters.until) !== undefined;
+  const rangeValue = custom ? "custom" : (filters.range ?? "");
+  const set = (name: keyof Filters, value: string): void => {
+    // An empty value drops the filter (an absent member is no filter).
+    onChange({ ...filters, [name]: value === "" ? undefined : value });
+  };
+  const setRange = (value: string): void => {
+    const next: Filters = { ...filters };
+    delete next.range;
+    delete next.since;
+    delete next.until;
+    if (value === "custom") next.since = new Date(Date.now() - 86_400_000).toISOString();
+    else if (value !== "") next.range = value;
+    onChange(next);
+  };
+
+  return (
+    <form
+      class="filters"
+      aria-label={label}
+      onSubmit={(event) => {
+        event.preventDefault();
+      }}
+    >
+      {status && (
+        <div>
+          <label for="filter-status">Status</label>
+          <select
+            id="filter-status"
+            value={filters.status ?? ""}
+            onChange={(event) => {
+              set("status", event.currentTarget.value);
+            }}
+          >
+            <option value="">Any status</option>
+            {STATUSES.map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
+      <div>
+        <label for="filter-type">Type</label>
+        <select
+          id="filter-type"
+          value={filters.type ?? ""}
+          onChange={(event) => {
+            set("type", event.currentTarget.value);
+          }}
+        >
+          <option value="">All types</option>
+          {EVENT_TYPES.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div>
+        <label for="filter-range">Time</label>
+        <select
+          id="filter-range"
+          value={rangeValue}
+          onChange={(event) => {
+            setRange(event.currentTarget.value);
+          }}
+        >
+          <option value="">Any time</option>
+          {RANGES.map((each) => (
+            <option key={each.value} value={each.value}>
+              {each.label}
+            </option>
+          ))}
+          <option value="custom">Between…</option>
+        </select>
+      </div>
+      {custom && (
+        <>
+          <TimeInput
+            id="filter-since"
+            label="From"
+            iso={filters.since}
+            onChange={(value) => {
+              set("since", value);
+            }}
+          />
+          <TimeInput
+            id="filter-until"
+            label="Until"
+            iso={filters.until}
+            onChange={(value) => {
+              set("until", value);
+            }}
+          />
+        </>
+      )}
+      {Object.keys(filters).length > 0 && (
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => {
+            onChange({});
+          }}
+        >
+          Clear filters
+        </button>
+      )}
+    </form>
+  );
+}
+
+/** A local date and time, kept in the URL as ISO 8601 (UTC). */
+function TimeInput({
+  id,
+  label,
+  iso,
+  onChange,
+}: {
+  id: string;
+  label: string;
+  iso: string | undefined;
+  onChange: (iso: string) => void;
+}) {
+  return (
+    <div>
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        type="datetime-local"
+        step={1}
+        value={iso === undefined ? "" : toLocalInput(iso)}
+        onChange={(event) => {
+          const value = event.currentTarget.value;
+          onChange(value === "" ? "" : new Date(value).toISOString());
+        }}
+      />
+    </div>
+  );
+}
+
+/** `2026-11-25T12:00:00` in the browser's zone, what a datetime-local input shows. */
+function toLocalInput(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return "";
+  const pad = (value: number) => String(value).padStart(2, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+}
