@@ -66,7 +66,7 @@ function useNotRecorded(request: FastifyRequest): (error: unknown) => void {
  * workspace; a session has its user's role's scopes in each workspace they are a member of.
  */
 async function authorise(
-  store: Pick<Store, "credentials">,
+  store: Pick<Store, "credentials" | "portal">,
   request: FastifyRequest,
   workspaceId: string,
   scope: Scope,
@@ -96,7 +96,7 @@ async function authorise(
  */
 export function registerAuthorisation(
   app: FastifyInstance,
-  store: Pick<Store, "credentials">,
+  store: Pick<Store, "credentials" | "portal">,
 ): void {
   app.addHook("onRequest", async (request) => {
     const { scope, authenticated } = request.routeOptions.config;

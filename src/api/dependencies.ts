@@ -5,6 +5,7 @@ import type { Clock, Store } from "../interfaces.ts";
 import type { ServiceMetrics } from "../observability/metrics.ts";
 import type { DeliveryQueue } from "../store/delivery-queue.ts";
 import type { UrlCheckDependencies } from "../net/destination-url.ts";
+import type { PortalSettings } from "./portal/settings.ts";
 
 /**
  * The slices of the store the API uses (decision 30): it publishes, but never claims or
@@ -12,7 +13,7 @@ import type { UrlCheckDependencies } from "../net/destination-url.ts";
  */
 export interface ApiStore extends Pick<
   Store,
-  "destinations" | "log" | "credentials" | "idempotency" | "health" | "listen"
+  "destinations" | "log" | "credentials" | "idempotency" | "health" | "listen" | "portal"
 > {
   readonly queue: Pick<DeliveryQueue, "publishEvent" | "publishTestEvent" | "whenQueued">;
 }
@@ -33,6 +34,8 @@ export interface ApiDependencies extends UrlCheckDependencies {
   readonly metrics: ServiceMetrics;
   /** What `svc listen`'s sessions and streams need (decision 34). */
   readonly listen: ListenSettings;
+  /** The customer portal's links, sessions and framing (decision 43). */
+  readonly portal: PortalSettings;
 }
 
 /** The settings of listen sessions and their streams. */

@@ -34,6 +34,7 @@ import {
 } from "./destinations.ts";
 import { deliveryStatsQuery, deliveryStatsSchema } from "./delivery-stats.ts";
 import { eventSummarySchema, listEventsQuery, publishBody } from "./events.ts";
+import { openedPortalSessionSchema, openPortalSessionBody } from "./portal.ts";
 import {
   listenResultBody,
   listenSessionPageSchema,
@@ -52,7 +53,7 @@ export interface Operation {
   readonly method: "get" | "post" | "patch" | "delete";
   /** OpenAPI's template: `/v1/workspaces/{workspace}/webhooks/{id}`. */
   readonly path: string;
-  readonly tag: "Destinations" | "Events" | "Deliveries" | "Listen" | "Sign-in";
+  readonly tag: "Destinations" | "Events" | "Deliveries" | "Listen" | "Sign-in" | "Portal";
   readonly summary: string;
   readonly description?: string;
   /** A scope in the path's workspace; `credential`: any valid one; `none`: public. */
@@ -407,6 +408,22 @@ export const operations = {
     access: "credential",
     success: { status: 200, description: "Revoked.", schema: signedOutSchema },
     errors: [],
+  },
+  openPortalSession: {
+    method: "post",
+    path: "/v1/auth/portal-sessions",
+    tag: "Portal",
+    summary: "Open a portal session",
+    description:
+      "What the customer portal's page does with a portal link (decision 43): the one-time token from the link's fragment, in the body (never in a URL), for a session of the link's workspace and role. The session's token is answered, to be held in memory and sent as `Authorization: Bearer`; it reaches that one workspace alone, until portalSessionTtl has passed or the session is ended. A link opens one session: any later try, or one after the link expired or was revoked, is 401 `portal_link_invalid`.",
+    access: "none",
+    body: openPortalSessionBody,
+    success: {
+      status: 201,
+      description: "The portal session.",
+      schema: openedPortalSessionSchema,
+    },
+    errors: ["portal_link_invalid"],
   },
 } as const satisfies Record<string, Operation>;
 

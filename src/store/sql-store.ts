@@ -8,6 +8,7 @@ import { SqlEncryptionKeyStore } from "./encryption-key-store.ts";
 import { SqlHousekeeping } from "./housekeeping.ts";
 import { SqlIdempotencyStore } from "./idempotency-store.ts";
 import { SqlListenSessions } from "./listen-sessions.ts";
+import { SqlPortalAccess } from "./portal-access.ts";
 import { SqlStorageHealth } from "./storage-health.ts";
 
 /**
@@ -25,6 +26,7 @@ export class SqlStore implements Store {
   readonly health: SqlStorageHealth;
   readonly encryptionKeys: SqlEncryptionKeyStore;
   readonly listen: SqlListenSessions;
+  readonly portal: SqlPortalAccess;
 
   constructor(db: Database, clock: Clock) {
     this.#db = db;
@@ -39,6 +41,7 @@ export class SqlStore implements Store {
     this.health = new SqlStorageHealth(db);
     this.encryptionKeys = new SqlEncryptionKeyStore(db, clock);
     this.listen = new SqlListenSessions(db, clock, this.queue);
+    this.portal = new SqlPortalAccess(db, clock);
   }
 
   async close(): Promise<void> {
