@@ -128,6 +128,12 @@ export const errorCatalog = {
     exit: ExitStatus.auth,
     message: "These credentials lack the scope this operation needs.",
   },
+  operator_key_required: {
+    status: 403,
+    exit: ExitStatus.auth,
+    message:
+      "Only an operator API key may do this (one made with `svc admin keys create --operator`); a workspace's key or a signed-in session never may. Set SERVICE_API_KEY to an operator key.",
+  },
   csrf_token_invalid: {
     status: 403,
     exit: ExitStatus.auth,
