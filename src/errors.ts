@@ -134,6 +134,12 @@ export const errorCatalog = {
     message:
       "This portal link has expired, was already opened, or was revoked: a link opens the portal once, within minutes of being made. Ask the site that gave it for a new one.",
   },
+  operator_key_required: {
+    status: 403,
+    exit: ExitStatus.auth,
+    message:
+      "Only an operator API key may do this (one made with `svc admin keys create --operator`); a workspace's key or a signed-in session never may. Set SERVICE_API_KEY to an operator key.",
+  },
   csrf_token_invalid: {
     status: 403,
     exit: ExitStatus.auth,

@@ -6,28 +6,56 @@ import { toDate } from "./rows.ts";
 interface WorkspaceRow extends Record<string, unknown> {
   id: string;
   name: string;
+  external_id: string | null;
+  metadata: string;
   created_at: number | string;
+  updated_at: number | string | null;
 }
 
-function toWorkspace(row: WorkspaceRow): Workspace {
-  return { id: row.id, name: row.name, createdAt: toDate(row.created_at) };
+export const workspaceColumns = "id, name, external_id, metadata, created_at, updated_at";
+
+export function toWorkspace(row: WorkspaceRow): Workspace {
+  return {
+    id: row.id,
+    name: row.name,
+    externalId: row.external_id,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at ?? row.created_at),
+  };
 }
 
+/** What a new workspace is given; `externalId` and `metadata` by the platform API only. */
+export interface NewWorkspace {
+  readonly id: string;
+  readonly name: string;
+  readonly externalId?: string | null;
+  readonly metadata?: Readonly<Record<string, string>>;
+}
+
+/** Fails on the unique index when another workspace has the `externalId`. */
 export async function insertWorkspace(
   db: SqlExecutor,
-  workspace: { id: string; name: string },
+  workspace: NewWorkspace,
   now: number,
 ): Promise<Workspace> {
   const rows = await db.query<WorkspaceRow>(
-    "INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3) RETURNING id, name, created_at",
-    [workspace.id, workspace.name, now],
+    `INSERT INTO workspaces (id, name, external_id, metadata, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $5) RETURNING ${workspaceColumns}`,
+    [
+      workspace.id,
+      workspace.name,
+      workspace.externalId ?? null,
+      JSON.stringify(workspace.metadata ?? {}),
+      now,
+    ],
   );
   return toWorkspace(rows[0] as WorkspaceRow);
 }
 
 export async function selectWorkspace(db: SqlExecutor, id: string): Promise<Workspace | null> {
   const rows = await db.query<WorkspaceRow>(
-    "SELECT id, name, created_at FROM workspaces WHERE id = $1",
+    `SELECT ${workspaceColumns} FROM workspaces WHERE id = $1`,
     [id],
   );
   return rows[0] === undefined ? null : toWorkspace(rows[0]);
@@ -36,7 +64,7 @@ export async function selectWorkspace(db: SqlExecutor, id: string): Promise<Work
 /** Every workspace, oldest first. */
 export async function selectWorkspaces(db: SqlExecutor): Promise<Workspace[]> {
   const rows = await db.query<WorkspaceRow>(
-    "SELECT id, name, created_at FROM workspaces ORDER BY created_at, id",
+    `SELECT ${workspaceColumns} FROM workspaces ORDER BY created_at, id`,
   );
   return rows.map(toWorkspace);
 }
