@@ -16,7 +16,7 @@ import { registerListenRoutes } from "./listen/routes.ts";
 import { ListenStreams } from "./listen/streams.ts";
 import { registerMetrics } from "./metrics.ts";
 import { registerOpenApiRoute } from "./openapi-route.ts";
-import { registerPortalSessionRoute } from "./portal/routes.ts";
+import { registerPortalLinkRoutes, registerPortalSessionRoute } from "./portal/routes.ts";
 import { registerProbes } from "./probes.ts";
 import { keepRawJsonBody } from "./raw-body.ts";
 import { registerWebhookRoutes } from "./webhooks/routes.ts";
@@ -52,6 +52,7 @@ export function buildApi(
   registerDeliveryLogRoutes(app, dependencies);
   registerListenRoutes(app, dependencies, startListenStreams(app, dependencies));
   registerDeliveryStatsRoute(app, dependencies);
+  registerPortalLinkRoutes(app, dependencies);
   registerPortalSessionRoute(app, dependencies);
   registerDashboard(app, dependencies.portal.frameAncestors);
   return app;

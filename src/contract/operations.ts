@@ -34,7 +34,13 @@ import {
 } from "./destinations.ts";
 import { deliveryStatsQuery, deliveryStatsSchema } from "./delivery-stats.ts";
 import { eventSummarySchema, listEventsQuery, publishBody } from "./events.ts";
-import { openedPortalSessionSchema, openPortalSessionBody } from "./portal.ts";
+import {
+  createPortalLinkBody,
+  openedPortalSessionSchema,
+  openPortalSessionBody,
+  portalLinkSchema,
+  portalSessionsEndedSchema,
+} from "./portal.ts";
 import {
   listenResultBody,
   listenSessionPageSchema,
@@ -427,6 +433,35 @@ export const operations = {
     access: "credential",
     success: { status: 200, description: "Revoked.", schema: signedOutSchema },
     errors: [],
+  },
+  createPortalLink: {
+    method: "post",
+    path: "/v1/workspaces/{workspace}/portal-links",
+    tag: "Portal",
+    summary: "Make a portal link",
+    description:
+      "A one-time URL to the workspace's customer portal (`/ui/portal`), with the token in its fragment: hand it to the customer's browser (a redirect, or an iframe's `src`). It dies once opened, after `expires_in` seconds (portalLinkTtl, 5 minutes, by default; at most an hour), or when the workspace's portal sessions are ended. The session it opens reaches this workspace alone, with the role's scopes, for portalSessionTtl.",
+    access: "portal:write",
+    params: workspaceParams,
+    body: createPortalLinkBody,
+    success: { status: 201, description: "The link.", schema: portalLinkSchema },
+    errors: ["not_found"],
+  },
+  endPortalSessions: {
+    method: "delete",
+    path: "/v1/workspaces/{workspace}/portal-sessions",
+    tag: "Portal",
+    summary: "End the workspace's portal sessions",
+    description:
+      "Ends at once every running portal session of the workspace (its next request is 401) and kills its links not yet opened; `ended` counts both.",
+    access: "portal:write",
+    params: workspaceParams,
+    success: {
+      status: 200,
+      description: "How many were ended.",
+      schema: portalSessionsEndedSchema,
+    },
+    errors: ["not_found"],
   },
   openPortalSession: {
     method: "post",

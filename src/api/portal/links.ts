@@ -46,5 +46,8 @@ export async function makePortalLink(
     expiresAt,
   });
   const fragment = new URLSearchParams({ token, ...portal.theming });
-  return { url: `${originOf(request, dependencies)}${portalPagePath}#${fragment}`, expiresAt };
+  return {
+    url: `${originOf(request, dependencies)}${portalPagePath}#${fragment.toString()}`,
+    expiresAt,
+  };
 }
