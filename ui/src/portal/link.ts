@@ -58,20 +58,49 @@ export function readPortalLink(hash: string): PortalLink {
   };
 }
 
+/** The channels of `#rrggbb`, 0–255. */
+function channelsOf(hex: string): [number, number, number] {
+  return [1, 3, 5].map((at) => parseInt(hex.slice(at, at + 2), 16)) as [number, number, number];
+}
+
+function hexOf(channels: readonly number[]): string {
+  return `#${channels.map((value) => Math.round(value).toString(16).padStart(2, "0")).join("")}`;
+}
+
 /** WCAG's relative luminance of `#rrggbb`. */
 function luminance(hex: string): number {
-  const channels = [1, 3, 5].map((at) => {
-    const value = parseInt(hex.slice(at, at + 2), 16) / 255;
-    return value <= 0.03928 ? value / 12.92 : ((value + 0.055) / 1.055) ** 2.4;
-  });
-  const [r = 0, g = 0, b = 0] = channels;
+  const [r, g, b] = channelsOf(hex).map((value) => {
+    const channel = value / 255;
+    return channel <= 0.03928 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4;
+  }) as [number, number, number];
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+function contrast(a: string, b: string): number {
+  const [light, dark] = [luminance(a), luminance(b)].sort((x, y) => y - x) as [number, number];
+  return (light + 0.05) / (dark + 0.05);
+}
+
+/** The page's background in each theme (styles.css). */
+const backgrounds = { light: "#ffffff", dark: "#15191e" } as const;
+
+/**
+ * The accent as links and outlines use it on the theme's background: the platform's colour,
+ * mixed toward white (dark theme) or black (light) just enough to read at WCAG AA's 4.5:1.
+ */
+function readableAccent(accent: string, theme: "light" | "dark"): string {
+  const background = backgrounds[theme];
+  const toward = theme === "dark" ? 255 : 0;
+  for (let step = 0; step <= 20; step += 1) {
+    const mixed = hexOf(channelsOf(accent).map((value) => value + ((toward - value) * step) / 20));
+    if (contrast(mixed, background) >= 4.5) return mixed;
+  }
+  return theme === "dark" ? "#ffffff" : "#000000";
 }
 
 /** White or near-black, whichever reads better on `accent` (for the text of its buttons). */
 function textOn(accent: string): string {
-  const light = luminance(accent);
-  return 1.05 / (light + 0.05) >= (light + 0.05) / 0.05 ? "#ffffff" : "#111111";
+  return contrast(accent, "#ffffff") >= contrast(accent, "#111111") ? "#ffffff" : "#111111";
 }
 
 /**
@@ -82,8 +111,9 @@ function textOn(accent: string): string {
 export function applyTheming(theming: Theming, root: HTMLElement = document.documentElement): void {
   root.dataset.theme = theming.theme;
   if (theming.accent !== null) {
-    root.style.setProperty("--accent", theming.accent);
-    root.style.setProperty("--accent-text", textOn(theming.accent));
+    const accent = readableAccent(theming.accent, theming.theme);
+    root.style.setProperty("--accent", accent);
+    root.style.setProperty("--accent-text", textOn(accent));
   }
   document.title = theming.name;
 }

@@ -75,7 +75,7 @@ export function PortalApp({ token, theming }: { token: string | null; theming: T
       );
     case "dead-link":
       return (
-        <Notice theming={theming} heading="This link has expired">
+        <Notice theming={theming} heading="This portal link no longer works">
           A portal link opens once, within minutes of being made, and this one has been used, has
           expired or was withdrawn. Go back to {theming.name} and open the portal again for a new
           link.

@@ -4,6 +4,7 @@ import { Page, SectionNav } from "../components/sections.tsx";
 import { Time } from "../components/time.tsx";
 import { useHash } from "../hooks.ts";
 import { href, parseRoute } from "../routes.ts";
+import { SurfaceContext } from "../surface.ts";
 import type { OpenedPortalSession } from "../types.ts";
 import type { Theming } from "./link.ts";
 
@@ -49,7 +50,7 @@ export function PortalShell({
   };
 
   return (
-    <>
+    <SurfaceContext.Provider value="portal">
       <a class="skip" href="#main">
         Skip to content
       </a>
@@ -88,6 +89,6 @@ export function PortalShell({
           <Page route={route} workspace={workspace} />
         )}
       </main>
-    </>
+    </SurfaceContext.Provider>
   );
 }
