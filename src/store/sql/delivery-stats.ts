@@ -1,13 +1,14 @@
 import type { SqlExecutor, SqlValue } from "../database.ts";
+import { statsHourMs } from "./count-attempts.ts";
 import { toNullableDate } from "./rows.ts";
 
 /**
- * What the dashboard's chart and health column read (decision 35): counts of attempts, not of
- * deliveries, because an attempt is what a receiver answered and when. A 2xx answer is a
- * success, as the worker judges it; anything else (another status, no answer) a failure.
- * Both statements read the attempts of one window through `delivery_attempts_by_time` and join
- * their deliveries for the workspace: a dashboard's window is a day, a few thousand rows a
- * minute at the rates the service is measured at.
+ * What the dashboard's chart and health column read (decisions 35 and 36): counts of attempts,
+ * not of deliveries, because an attempt is what a receiver answered and when. A 2xx answer is
+ * a success, as the worker judges it; anything else (another status, no answer) a failure.
+ * Both statements read the hourly counters kept as attempts are recorded
+ * (`delivery_stats_hourly`, see ./count-attempts.ts), never the attempts: a window is one range
+ * of the counters' key, 24 rows per destination attempted in it, whatever the day's volume.
  */
 
 /** Attempts in one bucket of time that began at `start`. */
@@ -37,13 +38,27 @@ export interface AttemptWindow {
   readonly buckets: number;
 }
 
-const success = "CASE WHEN a.status_code BETWEEN 200 AND 299 THEN 1 ELSE 0 END";
+/**
+ * The counters of the window: the workspace's rows from `since` on, a range of the primary
+ * key (workspace_id, hour_start, destination_id); or one destination's, a range of
+ * `delivery_stats_hourly_by_destination`. `$1` is the workspace, `$2` the window's start.
+ */
+function windowRows(destinationId: string | null, values: SqlValue[]): string {
+  let onlyDestination = "";
+  if (destinationId !== null) {
+    values.push(destinationId);
+    onlyDestination = `AND destination_id = $${values.length}`;
+  }
+  return `SELECT destination_id, hour_start, succeeded, failed, last_attempt_at,
+      last_status_code, last_success_at, failing_since
+    FROM delivery_stats_hourly WHERE workspace_id = $1 AND hour_start >= $2 ${onlyDestination}`;
+}
 
-/** `AND d.destination_id = $n` when one destination is asked for, its value added to `values`. */
-function destinationCondition(destinationId: string | null, values: SqlValue[]): string {
-  if (destinationId === null) return "";
-  values.push(destinationId);
-  return `AND d.destination_id = $${values.length}`;
+/** The counters are hourly: a window must start on an hour and its buckets be whole hours. */
+function assertHourly(since: number, bucketMs: number): void {
+  if (since % statsHourMs !== 0 || bucketMs % statsHourMs !== 0) {
+    throw new Error(`A statistics window of whole hours is needed, not ${since}/${bucketMs} ms`);
+  }
 }
 
 /** Every bucket of the window, oldest first, those without attempts as zeros. */
@@ -54,30 +69,30 @@ export async function selectAttemptBuckets(
   window: AttemptWindow,
 ): Promise<AttemptBucket[]> {
   const since = window.since.getTime();
-  const values: SqlValue[] = [workspaceId, since, window.bucketMs];
-  const onlyDestination = destinationCondition(destinationId, values);
+  assertHourly(since, window.bucketMs);
+  const values: SqlValue[] = [workspaceId, since];
   const rows = await db.query<{
-    bucket: number | string;
+    hour_start: number | string;
     succeeded: number | string;
-    total: number | string;
+    failed: number | string;
   }>(
-    `SELECT CAST((a.started_at - $2) / $3 AS INTEGER) AS bucket,
-       SUM(${success}) AS succeeded, COUNT(*) AS total
-     FROM delivery_attempts a JOIN deliveries d ON d.seq = a.delivery_seq
-     WHERE a.started_at >= $2 AND d.workspace_id = $1 ${onlyDestination}
-     GROUP BY 1`,
+    `SELECT hour_start, SUM(succeeded) AS succeeded, SUM(failed) AS failed
+     FROM (${windowRows(destinationId, values)}) h
+     GROUP BY hour_start`,
     values,
   );
-  const counts = new Map(rows.map((row) => [Number(row.bucket), row]));
-  return Array.from({ length: window.buckets }, (_, index) => {
-    const row = counts.get(index);
-    const succeeded = Number(row?.succeeded ?? 0);
-    return {
-      start: new Date(since + index * window.bucketMs),
-      succeeded,
-      failed: Number(row?.total ?? 0) - succeeded,
-    };
-  });
+  const buckets = Array.from({ length: window.buckets }, (_, index) => ({
+    start: new Date(since + index * window.bucketMs),
+    succeeded: 0,
+    failed: 0,
+  }));
+  for (const row of rows) {
+    const bucket = buckets[Math.floor((Number(row.hour_start) - since) / window.bucketMs)];
+    if (bucket === undefined) continue;
+    bucket.succeeded += Number(row.succeeded);
+    bucket.failed += Number(row.failed);
+  }
+  return buckets;
 }
 
 interface HealthRow extends Record<string, unknown> {
@@ -90,10 +105,12 @@ interface HealthRow extends Record<string, unknown> {
 }
 
 /**
- * The health of each destination of the workspace (or of one) attempted since `since`. The last
- * attempt's status code comes with its time as one number (`started_at * 1000 + status`, 0
- * for no answer), so that one aggregate finds both: a subquery per destination would read the
- * window again for each.
+ * The health of each destination of the workspace (or of one) attempted since `since`, from
+ * its hourly counters. The last attempt's status code comes with its time as one number
+ * (`last_attempt_at * 1000 + status`, 0 for no answer), so that one aggregate finds both.
+ * `failing_since`: the hour of the last success holds the first failure after it; a later
+ * hour, which has no success, its first failure; with no success in the window, every hour
+ * its first failure. The earliest of those is the first failure after the last success.
  */
 export async function selectDestinationHealth(
   db: SqlExecutor,
@@ -101,25 +118,20 @@ export async function selectDestinationHealth(
   destinationId: string | null,
   since: Date,
 ): Promise<DestinationHealth[]> {
+  assertHourly(since.getTime(), statsHourMs);
   const values: SqlValue[] = [workspaceId, since.getTime()];
-  const onlyDestination = destinationCondition(destinationId, values);
   const rows = await db.query<HealthRow>(
-    `WITH tried AS (
-       SELECT d.destination_id, a.started_at, a.status_code, ${success} AS ok
-       FROM delivery_attempts a JOIN deliveries d ON d.seq = a.delivery_seq
-       WHERE a.started_at >= $2 AND d.workspace_id = $1 ${onlyDestination}
-     ),
+    `WITH h AS (${windowRows(destinationId, values)}),
      last_success AS (
-       SELECT destination_id, MAX(CASE WHEN ok = 1 THEN started_at END) AS at
-       FROM tried GROUP BY destination_id
+       SELECT destination_id, MAX(last_success_at) AS at FROM h GROUP BY destination_id
      )
-     SELECT t.destination_id, COUNT(*) AS attempts, SUM(t.ok) AS succeeded,
-       MAX(t.started_at) AS last_attempt_at,
-       MAX(t.started_at * 1000 + COALESCE(t.status_code, 0)) AS last_attempt_key,
-       MIN(CASE WHEN t.ok = 0 AND (s.at IS NULL OR t.started_at > s.at)
-         THEN t.started_at END) AS first_failure_after
-     FROM tried t JOIN last_success s ON s.destination_id = t.destination_id
-     GROUP BY t.destination_id`,
+     SELECT h.destination_id, SUM(h.succeeded + h.failed) AS attempts,
+       SUM(h.succeeded) AS succeeded, MAX(h.last_attempt_at) AS last_attempt_at,
+       MAX(h.last_attempt_at * 1000 + COALESCE(h.last_status_code, 0)) AS last_attempt_key,
+       MIN(CASE WHEN s.at IS NULL OR h.hour_start > s.at OR h.last_success_at = s.at
+         THEN h.failing_since END) AS first_failure_after
+     FROM h JOIN last_success s ON s.destination_id = h.destination_id
+     GROUP BY h.destination_id`,
     values,
   );
   return rows.map((row) => {
