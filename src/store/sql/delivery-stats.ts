@@ -1,4 +1,4 @@
-import type { SqlExecutor, SqlValue } from "../database.ts";
+import type { Database, SqlValue } from "../database.ts";
 import { statsHourMs } from "./count-attempts.ts";
 import { toNullableDate } from "./rows.ts";
 
@@ -39,19 +39,28 @@ export interface AttemptWindow {
 }
 
 /**
- * The counters of the window: the workspace's rows from `since` on, a range of the primary
- * key (workspace_id, hour_start, destination_id); or one destination's, a range of
- * `delivery_stats_hourly_by_destination`. `$1` is the workspace, `$2` the window's start.
+ * `INDEXED BY delivery_stats_hourly_by_destination` on SQLite, for reads of one destination's
+ * hours: without statistics (the store never runs ANALYZE) SQLite takes the primary key's
+ * range (workspace_id, hour_start) instead and reads every destination's hours of the window,
+ * 24,000 rows at 1,000 destinations for each one. PostgreSQL plans by its statistics.
  */
-function windowRows(destinationId: string | null, values: SqlValue[]): string {
-  let onlyDestination = "";
-  if (destinationId !== null) {
-    values.push(destinationId);
-    onlyDestination = `AND destination_id = $${values.length}`;
+function byDestination(db: Database): string {
+  return db.dialect === "sqlite" ? "INDEXED BY delivery_stats_hourly_by_destination" : "";
+}
+
+/**
+ * The counters of the window, `$1` the workspace, `$2` the window's start: the workspace's
+ * rows from `since` on, a range of the primary key (workspace_id, hour_start,
+ * destination_id) in the order of the hours; or one destination's, a range of
+ * `delivery_stats_hourly_by_destination` (workspace_id, destination_id, hour_start).
+ */
+function windowRows(db: Database, destinationId: string | null, values: SqlValue[]): string {
+  if (destinationId === null) {
+    return "FROM delivery_stats_hourly WHERE workspace_id = $1 AND hour_start >= $2";
   }
-  return `SELECT destination_id, hour_start, succeeded, failed, last_attempt_at,
-      last_status_code, last_success_at, failing_since
-    FROM delivery_stats_hourly WHERE workspace_id = $1 AND hour_start >= $2 ${onlyDestination}`;
+  values.push(destinationId);
+  return `FROM delivery_stats_hourly ${byDestination(db)}
+    WHERE workspace_id = $1 AND destination_id = $${values.length} AND hour_start >= $2`;
 }
 
 /** The counters are hourly: a window must start on an hour and its buckets be whole hours. */
@@ -63,7 +72,7 @@ function assertHourly(since: number, bucketMs: number): void {
 
 /** Every bucket of the window, oldest first, those without attempts as zeros. */
 export async function selectAttemptBuckets(
-  db: SqlExecutor,
+  db: Database,
   workspaceId: string,
   destinationId: string | null,
   window: AttemptWindow,
@@ -77,7 +86,7 @@ export async function selectAttemptBuckets(
     failed: number | string;
   }>(
     `SELECT hour_start, SUM(succeeded) AS succeeded, SUM(failed) AS failed
-     FROM (${windowRows(destinationId, values)}) h
+     ${windowRows(db, destinationId, values)}
      GROUP BY hour_start`,
     values,
   );
@@ -106,14 +115,18 @@ interface HealthRow extends Record<string, unknown> {
 
 /**
  * The health of each destination of the workspace (or of one) attempted since `since`, from
- * its hourly counters. The last attempt's status code comes with its time as one number
- * (`last_attempt_at * 1000 + status`, 0 for no answer), so that one aggregate finds both.
- * `failing_since`: the hour of the last success holds the first failure after it; a later
- * hour, which has no success, its first failure; with no success in the window, every hour
- * its first failure. The earliest of those is the first failure after the last success.
+ * its hourly counters: one aggregate of the window's rows by destination. The last attempt's
+ * status code comes with its time as one number (`last_attempt_at * 1000 + status`, 0 for no
+ * answer), so that one aggregate finds both. `failing_since`: the first failure after the
+ * last success is the earliest `failing_since` of the hours from the last success's on (that
+ * hour's is the first failure after its last success; a later hour has no success, so its
+ * own is its first failure) or, with no success in the window, of all its hours. A subquery
+ * per destination reads those hours, one index range each: a destination whose last attempt
+ * succeeded reads one row. (A window function over the rows took SQLite 30 ms more at 1,000
+ * destinations.)
  */
 export async function selectDestinationHealth(
-  db: SqlExecutor,
+  db: Database,
   workspaceId: string,
   destinationId: string | null,
   since: Date,
@@ -121,17 +134,20 @@ export async function selectDestinationHealth(
   assertHourly(since.getTime(), statsHourMs);
   const values: SqlValue[] = [workspaceId, since.getTime()];
   const rows = await db.query<HealthRow>(
-    `WITH h AS (${windowRows(destinationId, values)}),
-     last_success AS (
-       SELECT destination_id, MAX(last_success_at) AS at FROM h GROUP BY destination_id
-     )
-     SELECT h.destination_id, SUM(h.succeeded + h.failed) AS attempts,
-       SUM(h.succeeded) AS succeeded, MAX(h.last_attempt_at) AS last_attempt_at,
-       MAX(h.last_attempt_at * 1000 + COALESCE(h.last_status_code, 0)) AS last_attempt_key,
-       MIN(CASE WHEN s.at IS NULL OR h.hour_start > s.at OR h.last_success_at = s.at
-         THEN h.failing_since END) AS first_failure_after
-     FROM h JOIN last_success s ON s.destination_id = h.destination_id
-     GROUP BY h.destination_id`,
+    `SELECT g.destination_id, g.attempts, g.succeeded, g.last_attempt_at, g.last_attempt_key,
+       (SELECT MIN(x.failing_since) FROM delivery_stats_hourly x ${byDestination(db)}
+        WHERE x.workspace_id = $1 AND x.destination_id = g.destination_id
+          AND x.hour_start >= CASE WHEN g.last_success_at IS NULL THEN $2
+            ELSE g.last_success_at - g.last_success_at % ${statsHourMs} END
+       ) AS first_failure_after
+     FROM (
+       SELECT destination_id, SUM(succeeded + failed) AS attempts, SUM(succeeded) AS succeeded,
+         MAX(last_attempt_at) AS last_attempt_at,
+         MAX(last_attempt_at * 1000 + COALESCE(last_status_code, 0)) AS last_attempt_key,
+         MAX(last_success_at) AS last_success_at
+       ${windowRows(db, destinationId, values)}
+       GROUP BY destination_id
+     ) g`,
     values,
   );
   return rows.map((row) => {
