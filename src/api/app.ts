@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { SigningKeys } from "../delivery/signing-keys.ts";
 import { AppError } from "../errors.ts";
 import { AccessLog } from "./access-log.ts";
+import { limitConnections, serverTimeouts } from "./connection-limits.ts";
 import { registerAuthRoutes } from "./auth/routes.ts";
 import { registerAuthorisation } from "./authenticate.ts";
 import { registerDashboard } from "./dashboard/routes.ts";
@@ -33,8 +34,10 @@ export function buildApi(
     return503OnClosing: false,
     logController: new AccessLog(),
     bodyLimit: dependencies.limits.requestBodyLimit,
+    ...serverTimeouts(dependencies.limits),
     ...frameworkRefusals,
   });
+  limitConnections(app.server, dependencies.limits);
   // Cookies are parsed only where a credential is read (auth/cookie-session.ts), not by a hook.
   void app.register(fastifyCookie, { hook: false });
   registerMetrics(app, dependencies.metrics);
