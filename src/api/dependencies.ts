@@ -12,7 +12,7 @@ import type { UrlCheckDependencies } from "../net/destination-url.ts";
  */
 export interface ApiStore extends Pick<
   Store,
-  "destinations" | "log" | "credentials" | "idempotency" | "health" | "listen"
+  "destinations" | "log" | "credentials" | "idempotency" | "health" | "listen" | "workspaces"
 > {
   readonly queue: Pick<DeliveryQueue, "publishEvent" | "publishTestEvent" | "whenQueued">;
 }

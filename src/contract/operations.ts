@@ -33,6 +33,7 @@ import {
   updateDestinationBody,
 } from "./destinations.ts";
 import { deliveryStatsQuery, deliveryStatsSchema } from "./delivery-stats.ts";
+import { platformOperations } from "./platform-operations.ts";
 import { eventSummarySchema, listEventsQuery, publishBody } from "./events.ts";
 import {
   listenResultBody,
@@ -427,6 +428,7 @@ export const operations = {
     success: { status: 200, description: "Revoked.", schema: signedOutSchema },
     errors: [],
   },
+  ...platformOperations,
 } as const satisfies Record<string, Operation>;
 
 export type OperationId = keyof typeof operations;
