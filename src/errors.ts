@@ -128,6 +128,12 @@ export const errorCatalog = {
     exit: ExitStatus.auth,
     message: "These credentials lack the scope this operation needs.",
   },
+  operator_key_required: {
+    status: 403,
+    exit: ExitStatus.auth,
+    message:
+      "Only an operator API key may do this (one made with `svc admin keys create --operator`); a workspace's key or a signed-in session never may. Set SERVICE_API_KEY to an operator key.",
+  },
   csrf_token_invalid: {
     status: 403,
     exit: ExitStatus.auth,
@@ -224,6 +230,18 @@ export const errorCatalog = {
     message:
       "A request with this idempotency key is still in progress. Retry the same request in a few seconds.",
     retryAfterSeconds: 2,
+  },
+  external_id_taken: {
+    status: 409,
+    exit: ExitStatus.rejected,
+    message:
+      "Another workspace has this external_id. Find it with `GET /v1/workspaces?external_id=…` (svc workspaces list --external-id …), or use another id.",
+  },
+  workspace_not_empty: {
+    status: 409,
+    exit: ExitStatus.rejected,
+    message:
+      "The workspace still has destinations. Delete them first, or delete the workspace with everything in it: `?cascade=true` (svc workspaces delete <id> --cascade).",
   },
   destination_limit_reached: {
     status: 409,

@@ -7,6 +7,7 @@ import type { Housekeeping } from "./store/housekeeping.ts";
 import type { IdempotencyStore } from "./store/idempotency-store.ts";
 import type { ListenSessions } from "./store/listen-sessions.ts";
 import type { StorageHealth } from "./store/storage-health.ts";
+import type { WorkspaceStore } from "./store/workspace-store.ts";
 
 /**
  * The public types of the service, in one place: the resources of the API, the store the
@@ -22,6 +23,16 @@ export const EVENT_SUBSCRIPTIONS: readonly EventSubscription[] = ["*", ...EVENT_
 export const SCOPES = ["webhooks:read", "webhooks:write", "events:read", "events:write"] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/**
+ * What only an operator API key (one bound to no workspace) may hold (decision 42): the
+ * workspaces and their keys, and portal links. An operator key may hold the workspace scopes
+ * too, which then hold in every workspace.
+ */
+export const OPERATOR_SCOPES = ["workspaces:read", "workspaces:write", "portal:write"] as const;
+export type OperatorScope = (typeof OPERATOR_SCOPES)[number];
+/** Any scope an API key may be granted. */
+export type KeyScope = Scope | OperatorScope;
+
 /** A user's role in a workspace; what it grants is ROLE_SCOPES. */
 export const ROLES = ["owner", "member", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
@@ -36,15 +47,24 @@ export const ROLE_SCOPES: Readonly<Record<Role, readonly Scope[]>> = {
 export interface Workspace {
   readonly id: string;
   readonly name: string;
+  /** The platform's own id for it (its customer's), unique on the server; null when unset. */
+  readonly externalId: string | null;
+  /** A small flat object of strings the platform keeps with it (decision 42). */
+  readonly metadata: Readonly<Record<string, string>>;
   readonly createdAt: Date;
+  readonly updatedAt: Date;
 }
 
 export interface ApiKey {
   readonly id: string;
-  readonly workspaceId: string;
+  /** Null for an operator key, which belongs to no workspace (decision 42). */
+  readonly workspaceId: string | null;
   /** As granted; `webhooks:write` implies `webhooks:read` when checked, not when stored. */
-  readonly scopes: readonly Scope[];
+  readonly scopes: readonly KeyScope[];
+  readonly name: string | null;
   readonly createdAt: Date;
+  /** After this the key is refused as if revoked; null: never. */
+  readonly expiresAt: Date | null;
   readonly revokedAt: Date | null;
   /** Roughly: written at most once a minute (`apiKeyUseResolutionMs`); null if never used. */
   readonly lastUsedAt: Date | null;
@@ -262,10 +282,13 @@ export interface DestinationChanges {
 
 export interface NewApiKey {
   readonly id: string;
-  readonly workspaceId: string;
+  /** Null for an operator key. */
+  readonly workspaceId: string | null;
   /** SHA-256 of the token, hex. The token itself is never stored. */
   readonly tokenHash: string;
-  readonly scopes: readonly Scope[];
+  readonly scopes: readonly KeyScope[];
+  readonly name?: string | null;
+  readonly expiresAt?: Date | null;
 }
 
 export interface User {
@@ -448,6 +471,7 @@ export interface Store {
   readonly health: StorageHealth;
   readonly encryptionKeys: EncryptionKeyStore;
   readonly listen: ListenSessions;
+  readonly workspaces: WorkspaceStore;
   /** Waits for the batches under way, then closes the database. */
   close(): Promise<void>;
 }

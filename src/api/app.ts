@@ -20,6 +20,8 @@ import { registerOpenApiRoute } from "./openapi-route.ts";
 import { registerProbes } from "./probes.ts";
 import { keepRawJsonBody } from "./raw-body.ts";
 import { registerWebhookRoutes } from "./webhooks/routes.ts";
+import { registerApiKeyRoutes } from "./workspaces/api-key-routes.ts";
+import { registerWorkspaceRoutes } from "./workspaces/routes.ts";
 
 /** Builds the HTTP API; listening is left to the caller (tests can `inject()` instead). */
 export function buildApi(
@@ -54,6 +56,8 @@ export function buildApi(
   registerDeliveryLogRoutes(app, dependencies);
   registerListenRoutes(app, dependencies, startListenStreams(app, dependencies));
   registerDeliveryStatsRoute(app, dependencies);
+  registerWorkspaceRoutes(app, dependencies);
+  registerApiKeyRoutes(app, dependencies);
   registerDashboard(app);
   return app;
 }

@@ -1,18 +1,25 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import "./request-context.ts";
 import { AppError } from "../errors.ts";
-import type { Scope, Store } from "../interfaces.ts";
+import type { KeyScope, OperatorScope, Scope, Store } from "../interfaces.ts";
 import { checkCsrf, cookieToken } from "./auth/cookie-session.ts";
-import { identify, scopesIn, SESSION_TOKEN_PREFIX, type Credential } from "./auth/credential.ts";
+import {
+  identify,
+  isOperatorKey,
+  scopesIn,
+  SESSION_TOKEN_PREFIX,
+  type Credential,
+} from "./auth/credential.ts";
 import { isWellFormedId } from "./parse-input.ts";
 
 /** A scope that grants another: write implies read. */
-const implied: Partial<Record<Scope, Scope>> = {
+const implied: Partial<Record<KeyScope, KeyScope>> = {
   "webhooks:write": "webhooks:read",
   "events:write": "events:read",
+  "workspaces:write": "workspaces:read",
 };
 
-export function grants(scopes: readonly Scope[], needed: Scope): boolean {
+export function grants(scopes: readonly KeyScope[], needed: KeyScope): boolean {
   return scopes.some((scope) => scope === needed || implied[scope] === needed);
 }
 
@@ -88,19 +95,49 @@ async function authorise(
 }
 
 /**
+ * May the caller do this operator operation (decision 42)? Only an operator key may, and only
+ * with the scope: a workspace's key, a session (bearer or cookie) is refused whatever it may
+ * do in workspaces, before anything is looked up.
+ */
+async function authoriseOperator(
+  store: Pick<Store, "credentials">,
+  request: FastifyRequest,
+  scope: OperatorScope,
+): Promise<Credential> {
+  const credential = await identify(store, presentedToken(request), useNotRecorded(request));
+  if (!isOperatorKey(credential)) {
+    throw new AppError("operator_key_required");
+  }
+  if (!grants(credential.apiKey.scopes, scope)) {
+    throw new AppError(
+      "insufficient_scope",
+      `This operation needs the ${scope} scope. Make an operator key that has it: \`svc admin keys create --operator --scopes ${scope} --output <file>\`.`,
+    );
+  }
+  return credential;
+}
+
+/**
  * Every route that declares a scope is authorised before its body is even parsed, for the
- * workspace in its path; a route marked `authenticated` only needs a valid credential. Later
- * hooks (idempotency) and the handler can rely on `credential`, `grantedScopes` and
- * `authorisedWorkspace`. Every decision here reads the matched route's config and the
- * parameters the router decoded, never the request's URL (decision 39).
+ * workspace in its path; a route that declares an operator scope, for an operator key; a
+ * route marked `authenticated` only needs a valid credential. Later hooks (idempotency) and
+ * the handler can rely on `credential`, `grantedScopes` and `authorisedWorkspace`. Every
+ * decision here reads the matched route's config and the parameters the router decoded,
+ * never the request's URL (decision 39).
  */
 export function registerAuthorisation(
   app: FastifyInstance,
   store: Pick<Store, "credentials">,
 ): void {
   app.addHook("onRequest", async (request) => {
-    const { scope, authenticated } = request.routeOptions.config;
-    if (scope !== undefined) {
+    const { scope, operatorScope, authenticated } = request.routeOptions.config;
+    if (operatorScope !== undefined) {
+      request.credential = await authoriseOperator(store, request, operatorScope);
+      // Idempotency keys of an operation on a workspace are that workspace's (and go with
+      // it); those of creating one are the server's ("").
+      const { workspace = "" } = request.params as { workspace?: string };
+      request.authorisedWorkspace = workspace;
+    } else if (scope !== undefined) {
       const { workspace = "" } = request.params as { workspace?: string };
       const granted = await authorise(store, request, workspace, scope);
       request.credential = granted.credential;

@@ -13,7 +13,7 @@ import type { ConnectionLimits } from "./connection-limits.ts";
  */
 export interface ApiStore extends Pick<
   Store,
-  "destinations" | "log" | "credentials" | "idempotency" | "health" | "listen"
+  "destinations" | "log" | "credentials" | "idempotency" | "health" | "listen" | "workspaces"
 > {
   readonly queue: Pick<DeliveryQueue, "publishEvent" | "publishTestEvent" | "whenQueued">;
 }

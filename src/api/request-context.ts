@@ -1,4 +1,4 @@
-import type { Scope } from "../interfaces.ts";
+import type { OperatorScope, Scope } from "../interfaces.ts";
 import type { Credential } from "./auth/credential.ts";
 
 // What hooks attach to a request, and what a route declares: Fastify's typed extension points.
@@ -6,6 +6,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** The scope a route needs in the workspace of its path. */
     scope?: Scope;
+    /** The operator scope a route needs: only an operator key that has it may call it (decision 42). */
+    operatorScope?: OperatorScope;
     /** A route that needs a credential but acts on no workspace (who am I, sign out). */
     authenticated?: boolean;
     /** `false`: the dashboard's session cookie is refused here (decision 39). */
@@ -24,7 +26,10 @@ declare module "fastify" {
     viaCookie?: boolean;
     /** What the credential may do in the path's workspace, on routes with a scope. */
     grantedScopes?: readonly Scope[];
-    /** The workspace of the path, once the credential is known to have the route's scope there. */
+    /**
+     * The workspace of the path, once the credential is known to have the route's scope there;
+     * on an operator route, the path's workspace or "" (the server) where it names none.
+     */
     authorisedWorkspace?: string;
     /** The idempotency key this request holds, while it runs. */
     idempotency?: { readonly workspaceId: string; readonly key: string };

@@ -12,7 +12,9 @@ import {
   changeErrors,
   cookieChangeErrors,
   commonErrors,
+  isOperatorOperation,
   operations,
+  operatorErrors,
   workspaceErrors,
   type Operation,
 } from "./operations.ts";
@@ -25,7 +27,10 @@ import {
 /** Every code an operation may answer with: its own and those every such operation may. */
 export function errorsOf(operation: Operation): ErrorCode[] {
   const codes = new Set<ErrorCode>([...commonErrors, ...operation.errors]);
-  if (operation.path.includes("{workspace}")) for (const code of workspaceErrors) codes.add(code);
+  if (isOperatorOperation(operation)) for (const code of operatorErrors) codes.add(code);
+  else if (operation.path.includes("{workspace}")) {
+    for (const code of workspaceErrors) codes.add(code);
+  }
   if (operation.body !== undefined) for (const code of bodyErrors) codes.add(code);
   if (operation.method !== "get") for (const code of changeErrors) codes.add(code);
   if (operation.method !== "get" && operation.access !== "none") {

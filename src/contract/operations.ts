@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { ErrorCode } from "../errors.ts";
-import type { Scope } from "../interfaces.ts";
+import { OPERATOR_SCOPES, type OperatorScope, type Scope } from "../interfaces.ts";
 import {
   browserSignedInSchema,
   signedInSchema,
@@ -33,6 +33,7 @@ import {
   updateDestinationBody,
 } from "./destinations.ts";
 import { deliveryStatsQuery, deliveryStatsSchema } from "./delivery-stats.ts";
+import { platformOperations } from "./platform-operations.ts";
 import { eventSummarySchema, listEventsQuery, publishBody } from "./events.ts";
 import {
   listenResultBody,
@@ -52,11 +53,22 @@ export interface Operation {
   readonly method: "get" | "post" | "patch" | "delete";
   /** OpenAPI's template: `/v1/workspaces/{workspace}/webhooks/{id}`. */
   readonly path: string;
-  readonly tag: "Destinations" | "Events" | "Deliveries" | "Listen" | "Sign-in";
+  readonly tag:
+    | "Destinations"
+    | "Events"
+    | "Deliveries"
+    | "Listen"
+    | "Sign-in"
+    | "Workspaces"
+    | "API keys"
+    | "Portal";
   readonly summary: string;
   readonly description?: string;
-  /** A scope in the path's workspace; `credential`: any valid one; `none`: public. */
-  readonly access: Scope | "credential" | "none";
+  /**
+   * A scope in the path's workspace; an operator scope, which only an operator key may hold
+   * (decision 42); `credential`: any valid one; `none`: public.
+   */
+  readonly access: Scope | OperatorScope | "credential" | "none";
   /**
    * `false`: the dashboard's session cookie is refused here, only an `Authorization` header
    * is taken (decisions 35a, 39). For routes whose GET changes something (a listen stream
@@ -99,6 +111,14 @@ export const changeErrors: readonly ErrorCode[] = [
   "idempotency_in_progress",
   "storage_full",
 ];
+
+/** What an operator operation may answer besides: not an operator key, or one without the scope. */
+export const operatorErrors: readonly ErrorCode[] = ["operator_key_required", "insufficient_scope"];
+
+/** An operation only an operator key may call (decision 42). */
+export function isOperatorOperation(operation: Operation): boolean {
+  return (OPERATOR_SCOPES as readonly string[]).includes(operation.access);
+}
 
 /** What a change that needs a credential may answer besides: the dashboard's cookie without its CSRF token. */
 export const cookieChangeErrors: readonly ErrorCode[] = ["csrf_token_invalid"];
@@ -408,6 +428,7 @@ export const operations = {
     success: { status: 200, description: "Revoked.", schema: signedOutSchema },
     errors: [],
   },
+  ...platformOperations,
 } as const satisfies Record<string, Operation>;
 
 export type OperationId = keyof typeof operations;
@@ -420,6 +441,7 @@ export function routePath(operation: Operation): string {
 /** What `registerAuthorisation` reads of a route's config. */
 export interface RouteAccess {
   readonly scope?: Scope;
+  readonly operatorScope?: OperatorScope;
   readonly authenticated?: boolean;
   readonly cookie?: false;
 }
@@ -441,6 +463,10 @@ export function accessConfig(operation: Operation): { config: RouteAccess } {
     case "events:read":
     case "events:write":
       return { config: { scope: operation.access, ...cookie } };
+    case "workspaces:read":
+    case "workspaces:write":
+    case "portal:write":
+      return { config: { operatorScope: operation.access, ...cookie } };
   }
 }
 

@@ -64,9 +64,27 @@ export function newSigningSecret(): string {
   return `whsec_${randomBytes(32).toString("base64url")}`;
 }
 
-/** API keys: `svc_` and 32 random bytes, base64url. Only their hash is stored. */
+/**
+ * A workspace's API keys: `svc_` and 32 random bytes, base64url. Only their hash is stored.
+ * Never `svc_op_…`, which is an operator key's prefix: one draw in 2^18 starts `op_` and is
+ * drawn again, so that the prefix tells the two kinds apart without exception.
+ */
 export function newApiToken(): string {
-  return `svc_${randomBytes(32).toString("base64url")}`;
+  for (;;) {
+    const random = randomBytes(32).toString("base64url");
+    if (!random.startsWith("op_")) return `svc_${random}`;
+  }
+}
+
+/**
+ * Operator API keys (decision 42): `svc_op_` and 32 random bytes, base64url. Every API key
+ * starts `svc_`; this one says at sight that it reaches every workspace. The prefix is for
+ * people and secret scanners: the server knows a key by its hash, never by its prefix.
+ */
+export const OPERATOR_TOKEN_PREFIX = "svc_op_";
+
+export function newOperatorToken(): string {
+  return `${OPERATOR_TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
 }
 
 /** Session tokens: `svs_` and 32 random bytes, base64url. Only their hash is stored. */

@@ -72,7 +72,7 @@ export interface CredentialStore {
 
   createApiKey(key: NewApiKey): Promise<ApiKey>;
 
-  /** An unrevoked key by the hash of its token. */
+  /** An unrevoked, unexpired key by the hash of its token. */
   findActiveApiKey(tokenHash: string): Promise<ApiKey | null>;
 
   /** Returns false when there is no such key; revoking twice is not an error. */
@@ -196,8 +196,11 @@ export class SqlCredentialStore extends SqlSlice implements CredentialStore {
     return insertApiKey(this.db, key, this.now());
   }
 
-  findActiveApiKey(tokenHash: string): Promise<ApiKey | null> {
-    return this.#keyLookups.add(tokenHash);
+  async findActiveApiKey(tokenHash: string): Promise<ApiKey | null> {
+    const key = await this.#keyLookups.add(tokenHash);
+    // Expiry is judged here, on this process's clock, so the batched lookup needs no time.
+    const expired = key?.expiresAt != null && key.expiresAt.getTime() <= this.now();
+    return expired ? null : key;
   }
 
   revokeApiKey(id: string): Promise<boolean> {

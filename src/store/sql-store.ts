@@ -9,6 +9,7 @@ import { SqlHousekeeping } from "./housekeeping.ts";
 import { SqlIdempotencyStore } from "./idempotency-store.ts";
 import { SqlListenSessions } from "./listen-sessions.ts";
 import { SqlStorageHealth } from "./storage-health.ts";
+import { SqlWorkspaceStore } from "./workspace-store.ts";
 
 /**
  * The Store over any `Database`: each slice's SQL lives in `./sql/`, one module per
@@ -25,6 +26,7 @@ export class SqlStore implements Store {
   readonly health: SqlStorageHealth;
   readonly encryptionKeys: SqlEncryptionKeyStore;
   readonly listen: SqlListenSessions;
+  readonly workspaces: SqlWorkspaceStore;
 
   constructor(db: Database, clock: Clock) {
     this.#db = db;
@@ -39,6 +41,7 @@ export class SqlStore implements Store {
     this.health = new SqlStorageHealth(db);
     this.encryptionKeys = new SqlEncryptionKeyStore(db, clock);
     this.listen = new SqlListenSessions(db, clock, this.queue);
+    this.workspaces = new SqlWorkspaceStore(db, clock);
   }
 
   async close(): Promise<void> {

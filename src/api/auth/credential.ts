@@ -2,6 +2,7 @@ import { hashToken } from "../../crypto/tokens.ts";
 import { AppError } from "../../errors.ts";
 import {
   ROLE_SCOPES,
+  SCOPES,
   type ApiKey,
   type Role,
   type Scope,
@@ -9,7 +10,10 @@ import {
   type Store,
 } from "../../interfaces.ts";
 
-/** Who is calling: an API key (`svc_…`) or a signed-in user's session (`svs_…`). */
+/**
+ * Who is calling: an API key (`svc_…`; an operator key, `svc_op_…`, is one whose
+ * `workspaceId` is null) or a signed-in user's session (`svs_…`).
+ */
 export type Credential =
   | { readonly kind: "api_key"; readonly apiKey: ApiKey }
   | { readonly kind: "session"; readonly session: Session };
@@ -70,10 +74,18 @@ export async function identify(
   return { kind: "api_key", apiKey };
 }
 
+/** An operator key (decision 42): an API key bound to no workspace. */
+export function isOperatorKey(
+  credential: Credential,
+): credential is { readonly kind: "api_key"; readonly apiKey: ApiKey & { workspaceId: null } } {
+  return credential.kind === "api_key" && credential.apiKey.workspaceId === null;
+}
+
 /**
  * What the credential may do in `workspaceId`: an API key's own scopes in its one workspace,
- * a user's role's scopes in a workspace they are a member of. Null means no access at all,
- * which naming another workspace can never change.
+ * an operator key's workspace scopes in every workspace there is (decision 42), a user's
+ * role's scopes in a workspace they are a member of. Null means no access at all, which
+ * naming another workspace can never change.
  */
 export async function scopesIn(
   store: Pick<Store, "credentials">,
@@ -81,8 +93,15 @@ export async function scopesIn(
   workspaceId: string,
 ): Promise<readonly Scope[] | null> {
   switch (credential.kind) {
-    case "api_key":
-      return credential.apiKey.workspaceId === workspaceId ? credential.apiKey.scopes : null;
+    case "api_key": {
+      const { apiKey } = credential;
+      if (apiKey.workspaceId !== null) {
+        return apiKey.workspaceId === workspaceId ? workspaceScopes(apiKey) : null;
+      }
+      return (await store.credentials.getWorkspace(workspaceId)) === null
+        ? null
+        : workspaceScopes(apiKey);
+    }
     case "session": {
       const role = await store.credentials.findMembershipRole(
         credential.session.user.id,
@@ -95,16 +114,34 @@ export async function scopesIn(
   }
 }
 
-/** Every workspace the credential reaches, by id. */
+/** The workspace scopes among a key's: what it may do inside a workspace. */
+function workspaceScopes(apiKey: ApiKey): Scope[] {
+  return apiKey.scopes.filter((scope): scope is Scope =>
+    (SCOPES as readonly string[]).includes(scope),
+  );
+}
+
+/**
+ * Every workspace the credential is a member of, by id. An operator key is a member of none:
+ * it reaches every workspace, which `GET /v1/workspaces` lists a page at a time.
+ */
 export async function workspacesOf(
   store: Pick<Store, "credentials">,
   credential: Credential,
 ): Promise<WorkspaceAccess[]> {
   switch (credential.kind) {
     case "api_key": {
-      const { workspaceId, scopes } = credential.apiKey;
-      const workspace = await store.credentials.getWorkspace(workspaceId);
-      return [{ id: workspaceId, name: workspace?.name ?? "", role: null, scopes }];
+      const { apiKey } = credential;
+      if (apiKey.workspaceId === null) return [];
+      const workspace = await store.credentials.getWorkspace(apiKey.workspaceId);
+      return [
+        {
+          id: apiKey.workspaceId,
+          name: workspace?.name ?? "",
+          role: null,
+          scopes: workspaceScopes(apiKey),
+        },
+      ];
     }
     case "session":
       return (await store.credentials.listMemberships(credential.session.user.id)).map(

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { newId } from "../../crypto/tokens.ts";
 import { AppError } from "../../errors.ts";
-import { SCOPES, type Scope } from "../../interfaces.ts";
+import { OPERATOR_SCOPES, SCOPES, type KeyScope } from "../../interfaces.ts";
 import { action } from "../command.ts";
 import { addDatabaseOptions, type DatabaseFlags } from "../database-options.ts";
 import type { GlobalOptions } from "../global-options.ts";
@@ -28,6 +28,7 @@ interface WorkspaceCreateOptions extends GlobalOptions, DatabaseFlags {
 
 interface KeyCreateOptions extends GlobalOptions, DatabaseFlags {
   readonly scopes: string;
+  readonly operator?: boolean;
 }
 
 /** `--output` is a global option: these commands write the API key they issue there. */
@@ -39,16 +40,21 @@ function keyFile(options: GlobalOptions, command: string): string {
   );
 }
 
-function parseScopes(csv: string): Scope[] {
+/** The scopes a key may have: a workspace's, or for an operator key those and its own. */
+function parseScopes(csv: string, operator: boolean): KeyScope[] {
+  const allowed: readonly string[] = operator ? [...OPERATOR_SCOPES, ...SCOPES] : SCOPES;
   const names = splitList(csv);
-  const unknown = names.filter((name) => !(SCOPES as readonly string[]).includes(name));
+  const unknown = names.filter((name) => !allowed.includes(name));
   if (names.length === 0 || unknown.length > 0) {
+    const operatorOnly = unknown.filter((name) =>
+      (OPERATOR_SCOPES as readonly string[]).includes(name),
+    );
     throw new AppError(
       "usage_error",
-      `--scopes takes a comma-separated list of: ${SCOPES.join(", ")}${unknown.length > 0 ? ` (unknown: ${unknown.join(", ")})` : ""}.`,
+      `--scopes takes a comma-separated list of: ${allowed.join(", ")}${unknown.length > 0 ? ` (unknown: ${unknown.join(", ")})` : ""}.${operatorOnly.length > 0 ? " Operator scopes need --operator." : ""}`,
     );
   }
-  return [...new Set(names)] as Scope[];
+  return [...new Set(names)] as KeyScope[];
 }
 
 export function registerAdminCommands(program: Command, io: CliIo): void {
@@ -83,6 +89,7 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
           human: workspaceId,
           notes: [
             `Initialised: workspace ${workspaceId}; its owner API key (${keyId}, every scope) is in ${output}.`,
+            "To provision workspaces over HTTP (a platform's backend), make an operator key: svc admin keys create --operator --scopes workspaces:write,portal:write,webhooks:write,events:write --output operator.key",
           ],
         };
       });
@@ -123,17 +130,31 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
     keys
       .command("create")
       .description(
-        "create an API key for a workspace (--workspace or SERVICE_WORKSPACE_ID), written to --output",
+        "create an API key for a workspace (--workspace or SERVICE_WORKSPACE_ID), or with --operator for none, written to --output",
       )
       .usage("--scopes <csv> --output <file> [options]")
-      .requiredOption("--scopes <csv>", `comma-separated scopes: ${SCOPES.join(", ")}`),
+      .requiredOption(
+        "--scopes <csv>",
+        `comma-separated scopes: ${SCOPES.join(", ")}; with --operator also ${OPERATOR_SCOPES.join(", ")}`,
+      )
+      .option(
+        "--operator",
+        "an operator key (svc_op_…): bound to no workspace, for the platform API; its workspace scopes hold in every workspace",
+      ),
   ).action(
     action<KeyCreateOptions>(io, { accepts: ["workspace"], output: "secret" }, (options) => {
-      const workspaceId = resolveWorkspace(options.workspace, io.env);
-      const scopes = parseScopes(options.scopes);
+      const operator = options.operator === true;
+      if (operator && options.workspace !== undefined) {
+        throw new AppError(
+          "usage_error",
+          "An operator key belongs to no workspace: give --operator or --workspace, not both.",
+        );
+      }
+      const workspaceId = operator ? null : resolveWorkspace(options.workspace, io.env);
+      const scopes = parseScopes(options.scopes, operator);
       const output = keyFile(options, "admin keys create");
       return withOperatorStore(options, io.env, async (store) => {
-        if ((await store.credentials.getWorkspace(workspaceId)) === null) {
+        if (workspaceId !== null && (await store.credentials.getWorkspace(workspaceId)) === null) {
           throw new AppError("not_found", `No workspace ${workspaceId}.`, { param: "workspace" });
         }
         const { keyId } = await issueKeyToFile(output, workspaceId, scopes, async (key) => {
@@ -141,9 +162,9 @@ export function registerAdminCommands(program: Command, io: CliIo): void {
           return true;
         });
         return {
-          data: { id: keyId, workspace_id: workspaceId, scopes, key_file: output },
+          data: { id: keyId, workspace_id: workspaceId, operator, scopes, key_file: output },
           human: keyId,
-          notes: [`API key ${keyId} written to ${output}.`],
+          notes: [`${operator ? "Operator API key" : "API key"} ${keyId} written to ${output}.`],
         };
       });
     }),
@@ -202,6 +223,7 @@ const adminExamples: Readonly<Record<string, readonly string[]>> = {
   "keys create": [
     "svc admin keys create --workspace ws_0b7c3d5e9f1a2b4c6d8e0f12 --scopes webhooks:write,events:write --output app.key",
     "SERVICE_WORKSPACE_ID=ws_0b7c3d5e9f1a2b4c6d8e0f12 svc admin keys create --scopes events:read --output reader.key",
+    "svc admin keys create --operator --scopes workspaces:write,portal:write,webhooks:write,events:write --output operator.key",
   ],
   "keys revoke": ["svc admin keys revoke key_ef6e4e78267cdc566fe1b90d"],
   sessions: ["svc admin sessions revoke --user ada@example.com"],

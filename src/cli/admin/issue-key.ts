@@ -1,5 +1,5 @@
-import { hashToken, newApiToken, newId } from "../../crypto/tokens.ts";
-import type { NewApiKey, Scope } from "../../interfaces.ts";
+import { hashToken, newApiToken, newId, newOperatorToken } from "../../crypto/tokens.ts";
+import type { KeyScope, NewApiKey } from "../../interfaces.ts";
 import { ExclusiveFile } from "../../lib/exclusive-file.ts";
 
 /**
@@ -7,14 +7,15 @@ import { ExclusiveFile } from "../../lib/exclusive-file.ts";
  * key is recorded, and the file is removed if recording fails. So the file never lacks a key
  * that works, and a key that works is never without its file.
  * `record` returns false when it chose not to record (the file is removed then too).
+ * A null `workspaceId` issues an operator key (`svc_op_…`, decision 42).
  */
 export async function issueKeyToFile(
   output: string,
-  workspaceId: string,
-  scopes: readonly Scope[],
+  workspaceId: string | null,
+  scopes: readonly KeyScope[],
   record: (key: NewApiKey) => Promise<boolean>,
 ): Promise<{ keyId: string; recorded: boolean }> {
-  const token = newApiToken();
+  const token = workspaceId === null ? newOperatorToken() : newApiToken();
   const key: NewApiKey = { id: newId("key"), workspaceId, tokenHash: hashToken(token), scopes };
   const file = await ExclusiveFile.create(output);
   let recorded = false;

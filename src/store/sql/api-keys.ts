@@ -1,24 +1,29 @@
-import type { ApiKey, NewApiKey, Scope } from "../../interfaces.ts";
+import type { ApiKey, KeyScope, NewApiKey, Page } from "../../interfaces.ts";
 import type { Database, SqlExecutor } from "../database.ts";
+import { decodeIdCursor, encodeIdCursor } from "./cursor.ts";
 import { toDate, toNullableDate } from "./rows.ts";
 
 interface ApiKeyRow extends Record<string, unknown> {
   id: string;
-  workspace_id: string;
+  workspace_id: string | null;
   scopes: string;
+  name: string | null;
   created_at: number | string;
+  expires_at: number | string | null;
   revoked_at: number | string | null;
   last_used_at: number | string | null;
 }
 
-const columns = "id, workspace_id, scopes, created_at, revoked_at, last_used_at";
+const columns = "id, workspace_id, scopes, name, created_at, expires_at, revoked_at, last_used_at";
 
 function toApiKey(row: ApiKeyRow): ApiKey {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
-    scopes: JSON.parse(row.scopes) as Scope[],
+    scopes: JSON.parse(row.scopes) as KeyScope[],
+    name: row.name,
     createdAt: toDate(row.created_at),
+    expiresAt: toNullableDate(row.expires_at),
     revokedAt: toNullableDate(row.revoked_at),
     lastUsedAt: toNullableDate(row.last_used_at),
   };
@@ -26,9 +31,17 @@ function toApiKey(row: ApiKeyRow): ApiKey {
 
 export async function insertApiKey(db: SqlExecutor, key: NewApiKey, now: number): Promise<ApiKey> {
   const rows = await db.query<ApiKeyRow>(
-    `INSERT INTO api_keys (id, workspace_id, token_hash, scopes, created_at)
-     VALUES ($1, $2, $3, $4, $5) RETURNING ${columns}`,
-    [key.id, key.workspaceId, key.tokenHash, JSON.stringify(key.scopes), now],
+    `INSERT INTO api_keys (id, workspace_id, token_hash, scopes, name, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${columns}`,
+    [
+      key.id,
+      key.workspaceId,
+      key.tokenHash,
+      JSON.stringify(key.scopes),
+      key.name ?? null,
+      now,
+      key.expiresAt?.getTime() ?? null,
+    ],
   );
   return toApiKey(rows[0] as ApiKeyRow);
 }
@@ -60,7 +73,10 @@ export async function revokeApiKey(db: SqlExecutor, id: string, now: number): Pr
   return changed > 0;
 }
 
-/** The unrevoked keys, of one workspace or of all (null), oldest first. */
+/**
+ * The unrevoked keys, of one workspace or of all (null), oldest first; expired keys too (they
+ * are refused when presented, and listed so that they can be seen and revoked).
+ */
 export async function selectActiveApiKeys(
   db: SqlExecutor,
   workspaceId: string | null,
@@ -72,6 +88,20 @@ export async function selectActiveApiKeys(
     [workspaceId ?? ""],
   );
   return rows.map(toApiKey);
+}
+
+/** Revokes the workspace's key `id`; false when it has no such key unrevoked. */
+export async function revokeWorkspaceApiKey(
+  db: SqlExecutor,
+  workspaceId: string,
+  id: string,
+  now: number,
+): Promise<boolean> {
+  const changed = await db.execute(
+    "UPDATE api_keys SET revoked_at = $3 WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL",
+    [id, workspaceId, now],
+  );
+  return changed > 0;
 }
 
 /**
@@ -90,4 +120,32 @@ export async function markApiKeysUsed(
      WHERE id IN (${db.textsOfJsonArray("$1")}) AND (last_used_at IS NULL OR last_used_at <= $3)`,
     [JSON.stringify(ids), now, staleBefore],
   );
+}
+
+/** The workspace's unrevoked keys, newest first, a page at a time (expired ones included). */
+export async function selectWorkspaceApiKeyPage(
+  db: SqlExecutor,
+  workspaceId: string,
+  options: { limit: number; cursor: string | null },
+): Promise<Page<ApiKey>> {
+  const before =
+    options.cursor === null
+      ? { createdAt: Number.MAX_SAFE_INTEGER, id: "" }
+      : decodeIdCursor(options.cursor);
+  const rows = await db.query<ApiKeyRow>(
+    `SELECT ${columns} FROM api_keys
+     WHERE workspace_id = $1 AND revoked_at IS NULL
+       AND (created_at < $2 OR (created_at = $2 AND id < $3))
+     ORDER BY created_at DESC, id DESC LIMIT $4`,
+    [workspaceId, before.createdAt, before.id, options.limit + 1],
+  );
+  const page = rows.slice(0, options.limit).map(toApiKey);
+  const last = page.at(-1);
+  return {
+    items: page,
+    nextCursor:
+      rows.length > options.limit && last !== undefined
+        ? encodeIdCursor({ createdAt: last.createdAt.getTime(), id: last.id })
+        : null,
+  };
 }
