@@ -30,6 +30,12 @@ export interface BenchService {
   stop(): Promise<void>;
 }
 
+/** A real `svc server`'s: its operator commands, on its database. */
+export interface OperatorAccess {
+  /** Runs `svc args…` with the server's settings (`svc admin …`); resolves with its stdout. */
+  svc(args: string[]): Promise<string>;
+}
+
 /** A memory figure of `/proc/<pid>/status` (`VmHWM`, `VmRSS`), in MiB. */
 async function statusMb(child: ChildProcess, field: string): Promise<number> {
   const status = await readFile(`/proc/${child.pid}/status`, "utf8");
@@ -74,7 +80,7 @@ export async function startBenchService(options: {
   extraEnv?: NodeJS.ProcessEnv;
   /** The `svc` to run: another build's `dist/src/bin/svc.js`; this tree's by default. */
   svcBin?: string;
-}): Promise<BenchService> {
+}): Promise<BenchService & OperatorAccess> {
   const svcBin = options.svcBin ?? ownSvcBin;
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -136,6 +142,7 @@ export async function startBenchService(options: {
       });
       return { status: response.statusCode, body: await response.body.json() };
     },
+    svc: (args) => run(svcBin, args, env),
     peakRssMb: () => statusMb(child, "VmHWM"),
     rssMb: () => statusMb(child, "VmRSS"),
     async stop() {

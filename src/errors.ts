@@ -237,6 +237,18 @@ export const errorCatalog = {
       "A request with this idempotency key is still in progress. Retry the same request in a few seconds.",
     retryAfterSeconds: 2,
   },
+  external_id_taken: {
+    status: 409,
+    exit: ExitStatus.rejected,
+    message:
+      "Another workspace has this external_id. Find it with `GET /v1/workspaces?external_id=…` (svc workspaces list --external-id …), or use another id.",
+  },
+  workspace_not_empty: {
+    status: 409,
+    exit: ExitStatus.rejected,
+    message:
+      "The workspace still has destinations. Delete them first, or delete the workspace with everything in it: `?cascade=true` (svc workspaces delete <id> --cascade).",
+  },
   destination_limit_reached: {
     status: 409,
     exit: ExitStatus.rejected,

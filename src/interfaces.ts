@@ -8,6 +8,7 @@ import type { IdempotencyStore } from "./store/idempotency-store.ts";
 import type { ListenSessions } from "./store/listen-sessions.ts";
 import type { PortalAccess } from "./store/portal-access.ts";
 import type { StorageHealth } from "./store/storage-health.ts";
+import type { WorkspaceStore } from "./store/workspace-store.ts";
 
 /**
  * The public types of the service, in one place: the resources of the API, the store the
@@ -492,6 +493,7 @@ export interface Store {
   readonly health: StorageHealth;
   readonly encryptionKeys: EncryptionKeyStore;
   readonly listen: ListenSessions;
+  readonly workspaces: WorkspaceStore;
   readonly portal: PortalAccess;
   /** Waits for the batches under way, then closes the database. */
   close(): Promise<void>;

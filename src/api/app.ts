@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { SigningKeys } from "../delivery/signing-keys.ts";
 import { AppError } from "../errors.ts";
 import { AccessLog } from "./access-log.ts";
+import { limitConnections, serverTimeouts } from "./connection-limits.ts";
 import { registerAuthRoutes } from "./auth/routes.ts";
 import { registerAuthorisation } from "./authenticate.ts";
 import { registerDashboard } from "./dashboard/routes.ts";
@@ -20,6 +21,8 @@ import { registerPortalLinkRoutes, registerPortalSessionRoute } from "./portal/r
 import { registerProbes } from "./probes.ts";
 import { keepRawJsonBody } from "./raw-body.ts";
 import { registerWebhookRoutes } from "./webhooks/routes.ts";
+import { registerApiKeyRoutes } from "./workspaces/api-key-routes.ts";
+import { registerWorkspaceRoutes } from "./workspaces/routes.ts";
 
 /** Builds the HTTP API; listening is left to the caller (tests can `inject()` instead). */
 export function buildApi(
@@ -34,8 +37,10 @@ export function buildApi(
     return503OnClosing: false,
     logController: new AccessLog(),
     bodyLimit: dependencies.limits.requestBodyLimit,
+    ...serverTimeouts(dependencies.limits),
     ...frameworkRefusals,
   });
+  limitConnections(app.server, dependencies.limits);
   // Cookies are parsed only where a credential is read (auth/cookie-session.ts), not by a hook.
   void app.register(fastifyCookie, { hook: false });
   registerMetrics(app, dependencies.metrics);
@@ -52,6 +57,8 @@ export function buildApi(
   registerDeliveryLogRoutes(app, dependencies);
   registerListenRoutes(app, dependencies, startListenStreams(app, dependencies));
   registerDeliveryStatsRoute(app, dependencies);
+  registerWorkspaceRoutes(app, dependencies);
+  registerApiKeyRoutes(app, dependencies);
   registerPortalLinkRoutes(app, dependencies);
   registerPortalSessionRoute(app, dependencies);
   registerDashboard(app, dependencies.portal.frameAncestors);

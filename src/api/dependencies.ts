@@ -5,6 +5,7 @@ import type { Clock, Store } from "../interfaces.ts";
 import type { ServiceMetrics } from "../observability/metrics.ts";
 import type { DeliveryQueue } from "../store/delivery-queue.ts";
 import type { UrlCheckDependencies } from "../net/destination-url.ts";
+import type { ConnectionLimits } from "./connection-limits.ts";
 import type { PortalSettings } from "./portal/settings.ts";
 
 /**
@@ -13,7 +14,14 @@ import type { PortalSettings } from "./portal/settings.ts";
  */
 export interface ApiStore extends Pick<
   Store,
-  "destinations" | "log" | "credentials" | "idempotency" | "health" | "listen" | "portal"
+  | "destinations"
+  | "log"
+  | "credentials"
+  | "idempotency"
+  | "health"
+  | "listen"
+  | "workspaces"
+  | "portal"
 > {
   readonly queue: Pick<DeliveryQueue, "publishEvent" | "publishTestEvent" | "whenQueued">;
 }
@@ -52,8 +60,11 @@ export interface ListenSettings {
   readonly wakeUps?: WakeUpSource;
 }
 
-/** What one request may bring or make (decisions 28, 39); each is a setting of the same name. */
-export interface ApiLimits {
+/**
+ * What one request may bring or make (decisions 28, 39) and what its connection may take
+ * (decision 37); each is a setting of the same name.
+ */
+export interface ApiLimits extends ConnectionLimits {
   /** Bytes of a request body, on every route but publishing an event (`requestBodyLimit`). */
   readonly requestBodyLimit: number;
   /** Bytes of a publish's body (`eventBodyLimit`). */

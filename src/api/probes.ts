@@ -3,6 +3,7 @@ import { AppError } from "../errors.ts";
 import type { Store } from "../interfaces.ts";
 import type { ServiceMetrics } from "../observability/metrics.ts";
 import { AccessLog } from "./access-log.ts";
+import { limitConnections, serverTimeouts, type ConnectionLimits } from "./connection-limits.ts";
 import { frameworkRefusals, registerErrorHandling } from "./error-handler.ts";
 import { registerMetrics } from "./metrics.ts";
 
@@ -46,13 +47,16 @@ export function buildProbeApi(
   store: Pick<Store, "health">,
   metrics: ServiceMetrics,
   logger: FastifyBaseLogger,
+  limits: ConnectionLimits,
 ): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
     forceCloseConnections: "idle",
     logController: new AccessLog(),
+    ...serverTimeouts(limits),
     ...frameworkRefusals,
   });
+  limitConnections(app.server, limits);
   registerMetrics(app, metrics);
   registerErrorHandling(app);
   registerProbes(app, store);

@@ -46,6 +46,8 @@ const byteSize = z.union([z.string(), z.number()]).transform((value, context) =>
   return bytes;
 });
 
+/** A duration of more than 0 (a time limit that is never off). */
+const positiveDuration = duration.refine((ms) => ms > 0, { message: "must be more than 0" });
 /** A web origin (`https://host[:port]`), lower-cased; `*.` subdomains where `wildcard`. */
 function webOrigin(wildcard: boolean) {
   return z.string().transform((text, context) => {
@@ -131,7 +133,7 @@ const schema = z
     /** Waits between attempts after a failure; when spent, the delivery has failed. */
     retrySchedule: z.preprocess(csv, z.array(duration)),
     /** The whole exchange of one attempt: connect, send, answer. Default 10s. */
-    deliveryTimeout: duration.refine((ms) => ms > 0, { message: "must be more than 0" }),
+    deliveryTimeout: positiveDuration,
     /** Deliveries a worker holds at once, across all destinations. Default 256. */
     deliveryConcurrency: z.coerce.number().int().min(1).max(10_000),
     /**
@@ -159,9 +161,9 @@ const schema = z
       z.boolean({ error: "must be true or false" }),
     ),
     /** How long a session from `svc auth login` lasts before signing in again. Default 30d. */
-    sessionTtl: duration.refine((ms) => ms > 0, { message: "must be more than 0" }),
+    sessionTtl: positiveDuration,
     /** How long a listen session is kept after its stream was last connected. Default 72h. */
-    listenSessionTtl: duration.refine((ms) => ms > 0, { message: "must be more than 0" }),
+    listenSessionTtl: positiveDuration,
     /** How often a listen stream carries a heartbeat. Default 15s. */
     listenHeartbeat: duration.refine((ms) => ms >= 100, { message: "must be at least 100ms" }),
     /** The largest request body of every route but publishing an event. Default 16KiB. */
@@ -180,6 +182,27 @@ const schema = z
      * nothing written. Default 1000, as destinationLimit (decision 39).
      */
     eventFanOutLimit: z.coerce.number().int().min(1).max(1_000_000),
+    /**
+     * The whole request, headers and body, must have arrived within this of its first byte;
+     * else 408 and the connection is closed (decision 37). Default 30s.
+     */
+    requestTimeout: positiveDuration,
+    /** The request's headers must have arrived within this; at most `requestTimeout`. Default 10s. */
+    headersTimeout: positiveDuration,
+    /** A connection waiting for its next request is closed after this. Default 72s. */
+    keepAliveTimeout: positiveDuration,
+    /**
+     * A connection on which no byte moves either way for this long, during a request or its
+     * answer, is closed (a listen stream's own bound is twice its heartbeat if longer). Default 60s.
+     */
+    idleTimeout: positiveDuration,
+    /** Connections open at once, in all; one more is closed as it arrives. Default 4096. */
+    connectionLimit: z.coerce.number().int().min(1).max(1_000_000),
+    /**
+     * Connections open at once from one IPv4 address or IPv6 /64; 0 for no such limit (behind
+     * a reverse proxy, where every connection comes from the proxy). Default 256.
+     */
+    connectionLimitPerIp: z.coerce.number().int().min(0).max(1_000_000),
     /**
      * Where browsers reach this server (`https://webhooks.example.com`): portal links are made
      * with it. Default: the origin the link's request came to.
@@ -214,6 +237,11 @@ const schema = z
   .refine((config) => config.deliveryLease > config.deliveryTimeout, {
     path: ["deliveryLease"],
     message: "must be longer than the delivery timeout",
+  })
+  // Node refuses a server whose headers may take longer than the whole request.
+  .refine((config) => config.headersTimeout <= config.requestTimeout, {
+    path: ["headersTimeout"],
+    message: "must be at most the request timeout",
   });
 
 export type ServerConfig = Readonly<z.infer<typeof schema>>;
@@ -263,6 +291,12 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     eventDepthLimit: 32,
     destinationLimit: 1000,
     eventFanOutLimit: 1000,
+    requestTimeout: "30s",
+    headersTimeout: "10s",
+    keepAliveTimeout: "72s",
+    idleTimeout: "60s",
+    connectionLimit: 4096,
+    connectionLimitPerIp: 256,
     portalFrameAncestors: [],
     portalLinkTtl: "5m",
     portalSessionTtl: "1h",
@@ -301,6 +335,12 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   eventDepthLimit: "SVC_EVENT_DEPTH_LIMIT",
   destinationLimit: "SVC_DESTINATION_LIMIT",
   eventFanOutLimit: "SVC_EVENT_FAN_OUT_LIMIT",
+  requestTimeout: "SVC_REQUEST_TIMEOUT",
+  headersTimeout: "SVC_HEADERS_TIMEOUT",
+  keepAliveTimeout: "SVC_KEEP_ALIVE_TIMEOUT",
+  idleTimeout: "SVC_IDLE_TIMEOUT",
+  connectionLimit: "SVC_CONNECTION_LIMIT",
+  connectionLimitPerIp: "SVC_CONNECTION_LIMIT_PER_IP",
   publicUrl: "SVC_PUBLIC_URL",
   portalFrameAncestors: "SVC_PORTAL_FRAME_ANCESTORS",
   portalLinkTtl: "SVC_PORTAL_LINK_TTL",

@@ -107,7 +107,7 @@ export async function startServer(
     }
     app =
       config.role === "worker"
-        ? buildProbeApi(store, metrics, logger)
+        ? buildProbeApi(store, metrics, logger, config)
         : buildApi(
             {
               store,

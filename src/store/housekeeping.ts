@@ -1,3 +1,4 @@
+import { deleteCountsBefore } from "./sql/count-attempts.ts";
 import { deleteAttemptsBefore, deleteEndedEventsBefore } from "./sql/deliveries.ts";
 import { adoptDeliveriesWithoutWorkspace } from "./sql/delivery-log.ts";
 import { deleteExpiredIdempotencyKeys } from "./sql/idempotency.ts";
@@ -9,7 +10,10 @@ import { SqlSlice } from "./sql-slice.ts";
 
 /** What the maintenance loop deletes when its time is up. */
 export interface Housekeeping {
-  /** Deletes attempt records that started before `before`; returns how many. */
+  /**
+   * Deletes attempt records that started before `before`, and the delivery statistics'
+   * counters of the hours that ended by then; returns how many attempts.
+   */
   pruneAttempts(before: Date): Promise<number>;
 
   /**
@@ -47,7 +51,8 @@ const expiryChunk = 100;
 
 /** The Housekeeping over any `Database`: the SQL is in `./sql/`. */
 export class SqlHousekeeping extends SqlSlice implements Housekeeping {
-  pruneAttempts(before: Date): Promise<number> {
+  async pruneAttempts(before: Date): Promise<number> {
+    await deleteCountsBefore(this.db, before.getTime());
     return deleteAttemptsBefore(this.db, before.getTime());
   }
 

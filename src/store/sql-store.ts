@@ -10,6 +10,7 @@ import { SqlIdempotencyStore } from "./idempotency-store.ts";
 import { SqlListenSessions } from "./listen-sessions.ts";
 import { SqlPortalAccess } from "./portal-access.ts";
 import { SqlStorageHealth } from "./storage-health.ts";
+import { SqlWorkspaceStore } from "./workspace-store.ts";
 
 /**
  * The Store over any `Database`: each slice's SQL lives in `./sql/`, one module per
@@ -26,6 +27,7 @@ export class SqlStore implements Store {
   readonly health: SqlStorageHealth;
   readonly encryptionKeys: SqlEncryptionKeyStore;
   readonly listen: SqlListenSessions;
+  readonly workspaces: SqlWorkspaceStore;
   readonly portal: SqlPortalAccess;
 
   constructor(db: Database, clock: Clock) {
@@ -41,6 +43,7 @@ export class SqlStore implements Store {
     this.health = new SqlStorageHealth(db);
     this.encryptionKeys = new SqlEncryptionKeyStore(db, clock);
     this.listen = new SqlListenSessions(db, clock, this.queue);
+    this.workspaces = new SqlWorkspaceStore(db, clock);
     this.portal = new SqlPortalAccess(db, clock);
   }
 

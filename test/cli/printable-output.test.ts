@@ -37,6 +37,12 @@ const destination = {
     last_error: "refused \u001b[2J\u202e",
     [`odd\u001b[2Jname`]: 1,
   },
+  circuit: {
+    state: "open",
+    open_until: "2026-11-01T01:00:00.000Z",
+    opens: 1,
+    reason: "1 attempt failed (last: \u001b[2J\u202e)",
+  },
 };
 
 describe("what svc prints for a person is printable (decision 28)", () => {

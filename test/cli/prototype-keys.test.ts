@@ -7,7 +7,13 @@ import { startStubApi, type StubApi } from "../support/stub-api.ts";
 const object =
   '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"prototype":1}';
 
-const summary = { id: "evt_1", type: "job.completed", api_version: "2026-11-01", created: 1 };
+const summary = {
+  id: "evt_1",
+  type: "job.completed",
+  api_version: "2026-11-01",
+  created: 1,
+  test: false,
+};
 
 describe("svc events send and get keep __proto__, constructor and prototype keys", () => {
   let stub: StubApi;

@@ -57,7 +57,7 @@ describe("the URL checks at delivery", () => {
       deliveryTo("https://93.184.215.14:2222/hook"),
       dependencies,
     );
-    assert.deepEqual(report.result, { status: "failed" });
+    assert.deepEqual(report.result, { status: "failed", reason: "destination_refused" });
     assert.equal(report.attempt?.errorClass, "url_port_not_allowed");
     assert.equal(
       report.error,
@@ -69,7 +69,7 @@ describe("the URL checks at delivery", () => {
   it("fails a destination stored before today's address and URL rules, without sending", async () => {
     for (const url of ["https://[::7f00:1]/", "https://[4000::1]/", "https://8.8.8.8/a\u001b[2J"]) {
       const report = await attemptDelivery(deliveryTo(url), dependencies);
-      assert.deepEqual(report.result, { status: "failed" }, url);
+      assert.deepEqual(report.result, { status: "failed", reason: "destination_refused" }, url);
       assert.match(report.error ?? "", /not on the public internet|contains U\+001B/, url);
     }
     assert.equal(sent.length, 0);

@@ -8,6 +8,8 @@ import type { SvcRun, SvcRunOptions } from "../support/svc.ts";
 
 type Registered = DestinationJson & { secret: string };
 
+const closedCircuit = { state: "closed", open_until: null, opens: 0, reason: null };
+
 describe("svc webhooks list and get", () => {
   let fixture: ServerFixture;
   let svc: (args: readonly string[], options?: SvcRunOptions) => Promise<SvcRun>;
@@ -65,11 +67,20 @@ describe("svc webhooks list and get", () => {
   it("get prints the configuration and last_delivery as key: value lines (SPEC 4.4, 2.2)", async () => {
     const run = await svc(["webhooks", "get", first.id]);
     assertExit(run, 0);
+    // A member that is an object (the circuit) is its key alone, its members indented below.
+    let parent = "";
     const lines = Object.fromEntries(
       run.stdout
         .trimEnd()
         .split("\n")
-        .map((line) => /^(\w+): +(.*)$/.exec(line)!.slice(1, 3) as [string, string]),
+        .flatMap((line): [string, string][] => {
+          const [, indent, key, value] = /^( *)(\w+):(?: +(.*))?$/.exec(line)!;
+          if (indent === "" && value === undefined) {
+            parent = `${key}.`;
+            return [];
+          }
+          return [[indent === "" ? key! : `${parent}${key}`, value ?? ""]];
+        }),
     );
     assert.deepEqual(lines, {
       id: first.id,
@@ -79,6 +90,10 @@ describe("svc webhooks list and get", () => {
       created_at: first.created_at,
       updated_at: first.updated_at,
       last_delivery: "none",
+      "circuit.state": "closed",
+      "circuit.open_until": "none",
+      "circuit.opens": "0",
+      "circuit.reason": "none",
     });
   });
 
@@ -87,7 +102,10 @@ describe("svc webhooks list and get", () => {
     assertExit(run, 0);
     const { secret, ...withoutSecret } = first;
     assert.ok(secret.startsWith("whsec_"));
-    assert.deepEqual(envelope(run), { ok: true, data: { ...withoutSecret, last_delivery: null } });
+    assert.deepEqual(envelope(run), {
+      ok: true,
+      data: { ...withoutSecret, last_delivery: null, circuit: closedCircuit },
+    });
   });
 
   it("list and get never print the signing secret, in any output format (SPEC 1.6)", async () => {
@@ -205,6 +223,11 @@ describe("svc webhooks list and get", () => {
         `created_at: "${second.created_at}"`,
         `updated_at: "${second.updated_at}"`,
         "last_delivery: null",
+        "circuit:",
+        "  state: closed",
+        "  open_until: null",
+        "  opens: 0",
+        "  reason: null",
         "",
       ].join("\n"),
     );

@@ -199,7 +199,11 @@ export function registerListenRoutes(
     reply.raw.flushHeaders();
     // A stream opened while the server stops is told so at once, never left open.
     if (!listen.streams.add(opened)) return;
-    request.raw.socket.setNoDelay(true);
+    const { socket } = request.raw;
+    socket.setNoDelay(true);
+    // Quiet between heartbeats by design: its idle bound is at least two of them, so that only
+    // a stream whose bytes stopped moving (its client reads no more) is cut (decision 37).
+    socket.setTimeout(Math.max(dependencies.limits.idleTimeout, 2 * listen.settings.heartbeatMs));
     opened.start();
   });
 

@@ -1,5 +1,6 @@
-import type { ApiKey, KeyScope, NewApiKey } from "../../interfaces.ts";
+import type { ApiKey, KeyScope, NewApiKey, Page } from "../../interfaces.ts";
 import type { Database, SqlExecutor } from "../database.ts";
+import { decodeIdCursor, encodeIdCursor } from "./cursor.ts";
 import { toDate, toNullableDate } from "./rows.ts";
 
 interface ApiKeyRow extends Record<string, unknown> {
@@ -119,4 +120,32 @@ export async function markApiKeysUsed(
      WHERE id IN (${db.textsOfJsonArray("$1")}) AND (last_used_at IS NULL OR last_used_at <= $3)`,
     [JSON.stringify(ids), now, staleBefore],
   );
+}
+
+/** The workspace's unrevoked keys, newest first, a page at a time (expired ones included). */
+export async function selectWorkspaceApiKeyPage(
+  db: SqlExecutor,
+  workspaceId: string,
+  options: { limit: number; cursor: string | null },
+): Promise<Page<ApiKey>> {
+  const before =
+    options.cursor === null
+      ? { createdAt: Number.MAX_SAFE_INTEGER, id: "" }
+      : decodeIdCursor(options.cursor);
+  const rows = await db.query<ApiKeyRow>(
+    `SELECT ${columns} FROM api_keys
+     WHERE workspace_id = $1 AND revoked_at IS NULL
+       AND (created_at < $2 OR (created_at = $2 AND id < $3))
+     ORDER BY created_at DESC, id DESC LIMIT $4`,
+    [workspaceId, before.createdAt, before.id, options.limit + 1],
+  );
+  const page = rows.slice(0, options.limit).map(toApiKey);
+  const last = page.at(-1);
+  return {
+    items: page,
+    nextCursor:
+      rows.length > options.limit && last !== undefined
+        ? encodeIdCursor({ createdAt: last.createdAt.getTime(), id: last.id })
+        : null,
+  };
 }

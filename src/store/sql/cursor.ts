@@ -29,3 +29,23 @@ export function decodeTimeCursor(cursor: string): TimePosition {
   }
   return { createdAt: Number(match[1]), seq: Number(match[2]) };
 }
+
+/** A position in a list ordered by time, then a text id (a table without `seq`). */
+export interface IdPosition {
+  readonly createdAt: number;
+  readonly id: string;
+}
+
+export function encodeIdCursor(position: IdPosition): string {
+  return Buffer.from(`i${position.createdAt}.${position.id}`).toString("base64url");
+}
+
+export function decodeIdCursor(cursor: string): IdPosition {
+  const match = /^i(\d{1,15})\.([A-Za-z0-9_-]{1,100})$/.exec(
+    Buffer.from(cursor, "base64url").toString("utf8"),
+  );
+  if (match?.[1] === undefined || match[2] === undefined) {
+    throw new AppError("invalid_cursor", undefined, { param: "cursor" });
+  }
+  return { createdAt: Number(match[1]), id: match[2] };
+}

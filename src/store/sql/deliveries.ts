@@ -11,6 +11,7 @@ import type {
 } from "../../interfaces.ts";
 import type { Database, JsonColumn, SqlExecutor, SqlValue } from "../database.ts";
 import { toCircuitState } from "./circuits.ts";
+import { countAttemptsSql } from "./count-attempts.ts";
 import { toBoolean, toNullableDate } from "./rows.ts";
 
 export interface ClaimedRow extends Record<string, unknown> {
@@ -221,16 +222,26 @@ const attemptColumns: readonly JsonColumn[] = [
   ["webhook_signature", "TEXT"],
 ];
 
+/** The attempts of a round that were made, as the hourly counters take them (SQLite's third statement). */
+const countedColumns: readonly JsonColumn[] = [
+  ["workspace_id", "TEXT"],
+  ["destination_id", "TEXT"],
+  ["started_at", "BIGINT"],
+  ["status_code", "INTEGER"],
+];
+
 /**
  * Records a batch of reports, durably. Only the claim that holds a delivery's lease may report
  * on it; returns, per report in order, whether it was recorded. A delivery reported twice in
  * one batch (by an expired claim and the current one) is recorded in rounds, so each report
  * meets the row as the previous one left it.
  *
- * A round is one UPDATE of every delivery from the round, passed as one JSON parameter, and
- * one INSERT of the attempts made. On PostgreSQL the two are one statement (the UPDATE a data-modifying CTE), and a batch
- * of one round needs no transaction: one round trip. SQLite, which cannot write in a CTE and
- * has no round trips, runs the two statements, in a transaction.
+ * A round is one UPDATE of every delivery from the round, passed as one JSON parameter, one
+ * INSERT of the attempts made, and one upsert of the hourly counters the delivery statistics
+ * read (decision 36), a row per destination and hour of the round. On PostgreSQL the three
+ * are one statement (the UPDATE a data-modifying CTE), and a batch of one round needs no
+ * transaction: one round trip. SQLite, which cannot write in a CTE and has no round trips,
+ * runs the three statements, in a transaction.
  */
 export async function finishAttempts(
   db: Database,
@@ -319,32 +330,41 @@ async function finishRound(
     const rows = await executor.query<{ seq: number | string }>(
       `WITH ${results},
        u AS (${update}
-             RETURNING deliveries.seq, deliveries.attempts, r.attempted, r.started_at,
-                       r.duration_ms, r.status_code, r.error_class, r.last_error,
-                       r.response_body, r.webhook_signature),
+             RETURNING deliveries.seq, deliveries.attempts, deliveries.workspace_id,
+                       deliveries.destination_id, r.attempted, r.started_at, r.duration_ms,
+                       r.status_code, r.error_class, r.last_error, r.response_body,
+                       r.webhook_signature),
        a AS (${insertAttempts}
              SELECT seq, attempts, started_at, duration_ms, status_code, error_class,
                     last_error, response_body, webhook_signature
-             FROM u WHERE attempted = 1)
+             FROM u WHERE attempted = 1),
+       c AS (${countAttemptsSql(
+         `SELECT workspace_id, destination_id, started_at, status_code FROM u WHERE attempted = 1`,
+       )})
        SELECT seq FROM u`,
       [now, JSON.stringify(values)],
     );
     return new Set(rows.map((row) => Number(row.seq)));
   }
-  const rows = await executor.query<{ seq: number | string; attempts: number | string }>(
-    `WITH ${results} ${update} RETURNING deliveries.seq, deliveries.attempts`,
+  const rows = await executor.query<{
+    seq: number | string;
+    attempts: number | string;
+    workspace_id: string | null;
+    destination_id: string;
+  }>(
+    `WITH ${results} ${update}
+     RETURNING deliveries.seq, deliveries.attempts, deliveries.workspace_id,
+               deliveries.destination_id`,
     [now, JSON.stringify(values)],
   );
-  const attemptNumbers = new Map(rows.map((row) => [Number(row.seq), Number(row.attempts)]));
-  const made = reports.filter(
-    ({ seq, report }) => report.attempt !== null && attemptNumbers.has(seq),
-  );
+  const recorded = new Map(rows.map((row) => [Number(row.seq), row]));
+  const made = reports.filter(({ seq, report }) => report.attempt !== null && recorded.has(seq));
   if (made.length > 0) {
     const attempts = made.map(({ seq, report }): SqlValue[] => {
       const attempt = report.attempt as AttemptRecord;
       return [
         seq,
-        attemptNumbers.get(seq) ?? 0,
+        Number(recorded.get(seq)?.attempts ?? 0),
         attempt.startedAt.getTime(),
         Math.round(attempt.durationMs),
         attempt.statusCode,
@@ -358,8 +378,21 @@ async function finishRound(
       `${insertAttempts} SELECT * FROM (${db.tableOfJsonRows("$1", attemptColumns)})`,
       [JSON.stringify(attempts)],
     );
+    const counted = made.map(({ seq, report }): SqlValue[] => {
+      const row = recorded.get(seq);
+      const attempt = report.attempt as AttemptRecord;
+      return [
+        row?.workspace_id ?? null,
+        row?.destination_id ?? null,
+        attempt.startedAt.getTime(),
+        attempt.statusCode,
+      ];
+    });
+    await executor.execute(countAttemptsSql(db.tableOfJsonRows("$1", countedColumns)), [
+      JSON.stringify(counted),
+    ]);
   }
-  return new Set(attemptNumbers.keys());
+  return new Set(recorded.keys());
 }
 
 /**

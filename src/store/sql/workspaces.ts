@@ -1,6 +1,7 @@
-import type { NewApiKey, Workspace } from "../../interfaces.ts";
+import type { NewApiKey, Page, Workspace } from "../../interfaces.ts";
 import type { Database, SqlExecutor } from "../database.ts";
 import { insertApiKey } from "./api-keys.ts";
+import { decodeIdCursor, encodeIdCursor } from "./cursor.ts";
 import { toDate } from "./rows.ts";
 
 interface WorkspaceRow extends Record<string, unknown> {
@@ -30,6 +31,12 @@ export interface NewWorkspace {
   readonly id: string;
   readonly name: string;
   readonly externalId?: string | null;
+  readonly metadata?: Readonly<Record<string, string>>;
+}
+
+/** Only the members present change; `metadata` is replaced whole. */
+export interface WorkspaceChanges {
+  readonly name?: string;
   readonly metadata?: Readonly<Record<string, string>>;
 }
 
@@ -103,4 +110,89 @@ export async function lockWorkspace(
 ): Promise<void> {
   const lock = db.dialect === "postgres" ? "FOR NO KEY UPDATE" : "";
   await tx.query(`SELECT id FROM workspaces WHERE id = $1 ${lock}`, [workspaceId]);
+}
+
+/**
+ * Inserts the workspace unless another has its `externalId`: null then, nothing written. The
+ * unique index decides, so two creates at once with one id cannot both succeed (PostgreSQL's
+ * second waits for the first to commit, then does nothing).
+ */
+export async function insertWorkspaceUnlessTaken(
+  db: SqlExecutor,
+  workspace: NewWorkspace,
+  now: number,
+): Promise<Workspace | null> {
+  const rows = await db.query<WorkspaceRow>(
+    `INSERT INTO workspaces (id, name, external_id, metadata, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $5)
+     ON CONFLICT (external_id) WHERE external_id IS NOT NULL DO NOTHING
+     RETURNING ${workspaceColumns}`,
+    [
+      workspace.id,
+      workspace.name,
+      workspace.externalId ?? null,
+      JSON.stringify(workspace.metadata ?? {}),
+      now,
+    ],
+  );
+  return rows[0] === undefined ? null : toWorkspace(rows[0]);
+}
+
+/**
+ * Newest first, by creation time then id (the index `workspaces_by_creation`); with
+ * `externalId`, only the workspace that has it.
+ */
+export async function selectWorkspacePage(
+  db: SqlExecutor,
+  options: { limit: number; cursor: string | null; externalId: string | null },
+): Promise<Page<Workspace>> {
+  const before =
+    options.cursor === null
+      ? { createdAt: Number.MAX_SAFE_INTEGER, id: "" }
+      : decodeIdCursor(options.cursor);
+  // Two statements, not `($1 = '' OR external_id = $1)`: a planner that meets the OR walks
+  // the list's index and filters (SQLite does, ~2 ms at 10,000 workspaces) where the unique
+  // index finds the one row at once. One row more than asked tells whether a page follows.
+  const filter = options.externalId === null ? "" : "external_id = $4 AND";
+  const rows = await db.query<WorkspaceRow>(
+    `SELECT ${workspaceColumns} FROM workspaces
+     WHERE ${filter} (created_at < $1 OR (created_at = $1 AND id < $2))
+     ORDER BY created_at DESC, id DESC LIMIT $3`,
+    [
+      before.createdAt,
+      before.id,
+      options.limit + 1,
+      ...(options.externalId === null ? [] : [options.externalId]),
+    ],
+  );
+  const page = rows.slice(0, options.limit).map(toWorkspace);
+  const last = page.at(-1);
+  return {
+    items: page,
+    nextCursor:
+      rows.length > options.limit && last !== undefined
+        ? encodeIdCursor({ createdAt: last.createdAt.getTime(), id: last.id })
+        : null,
+  };
+}
+
+/** Changes only the members given; null when there is no such workspace. */
+export async function updateWorkspace(
+  db: SqlExecutor,
+  id: string,
+  changes: WorkspaceChanges,
+  now: number,
+): Promise<Workspace | null> {
+  const rows = await db.query<WorkspaceRow>(
+    `UPDATE workspaces SET name = COALESCE($2, name), metadata = COALESCE($3, metadata),
+       updated_at = $4
+     WHERE id = $1 RETURNING ${workspaceColumns}`,
+    [
+      id,
+      changes.name ?? null,
+      changes.metadata === undefined ? null : JSON.stringify(changes.metadata),
+      now,
+    ],
+  );
+  return rows[0] === undefined ? null : toWorkspace(rows[0]);
 }
