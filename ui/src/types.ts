@@ -19,6 +19,13 @@ export interface SignedIn {
   workspaces: WorkspaceAccess[];
 }
 
+/** `POST /v1/auth/portal-sessions`: a customer portal's session (decision 43). */
+export interface OpenedPortalSession {
+  token: string;
+  expires_at: string;
+  workspace: WorkspaceAccess;
+}
+
 export interface Page<T> {
   data: T[];
   next_cursor: string | null;
