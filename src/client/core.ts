@@ -150,12 +150,14 @@ export class ClientCore {
     if (this.#options.userAgent !== undefined) headers["User-Agent"] = this.#options.userAgent;
     const body = input.body === undefined ? undefined : JSON.stringify(input.body);
     if (body !== undefined) headers["Content-Type"] = "application/json";
-    // A change gets a key unless it is a sign-in (no workspace: the server keeps none).
+    // The server keeps keys for the operations a scope guards; sign-in and sign-out take none
+    // (no workspace), so sending them again is never safe, key or not.
+    const keyed = route.access !== "none" && route.access !== "credential";
     const key =
       input.idempotencyKey ??
-      (method !== "GET" && route.access !== "none" ? `svc-${crypto.randomUUID()}` : undefined);
+      (method !== "GET" && keyed ? `svc-${crypto.randomUUID()}` : undefined);
     if (key !== undefined) headers["Idempotency-Key"] = key;
-    const repeatable = method === "GET" || key !== undefined;
+    const repeatable = method === "GET" || (keyed && key !== undefined);
     const maxAttempts = repeatable ? (this.#options.maxAttempts ?? 3) : 1;
     const stream = accept === "text/event-stream";
     const once = () => this.#once(url, method, headers, body, input.signal, !stream);

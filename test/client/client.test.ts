@@ -462,13 +462,17 @@ describe("the client's retries", () => {
         code: "service_unavailable",
       });
       assert.equal(server.times.length, 3);
+      // A key does not make a sign-in safe to repeat: the server keeps none for it.
+      const keyed = { idempotencyKey: "sign-in-1" };
+      await assert.rejects(client.auth.signIn({ email: "a@example.com", password: "x" }, keyed));
+      assert.equal(server.times.length, 4);
       // A change gets a key of its own, and its retry carries the same one.
       await assert.rejects(
         client.events.publish("ws_1", { type: "job.completed", data: { object: {} } }),
       );
-      assert.equal(server.times.length, 5);
-      assert.match(String(server.keys[3]), /^svc-/);
-      assert.equal(server.keys[4], server.keys[3]);
+      assert.equal(server.times.length, 6);
+      assert.match(String(server.keys[4]), /^svc-/);
+      assert.equal(server.keys[5], server.keys[4]);
     } finally {
       await server.close();
     }
