@@ -3,11 +3,12 @@ import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { createClient, routes, SvcApiError, type OperationId } from "../../src/client/index.ts";
 import { hashPassword } from "../../src/crypto/passwords.ts";
 import { hashToken, newOperatorToken } from "../../src/crypto/tokens.ts";
 import { inProcessApi, publicTestHost, type InProcessApi } from "../support/in-process-api.ts";
+import { runProcess } from "../support/process.ts";
 
 const openapiPath = fileURLToPath(new URL("../../../docs/openapi.json", import.meta.url));
 
@@ -473,6 +474,44 @@ describe("the client's retries", () => {
       assert.equal(server.times.length, 6);
       assert.match(String(server.keys[4]), /^svc-/);
       assert.equal(server.keys[5], server.keys[4]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("the client's weight", () => {
+  it("importing it loads no zod; validate: true loads the contract's schemas on first use", async () => {
+    const client = pathToFileURL(
+      fileURLToPath(new URL("../../src/client/index.js", import.meta.url)),
+    );
+    const server = await scriptedServer([{ status: 200, body: { kind: "api_key" } }]);
+    // Every module the child resolves, through Node's module hooks.
+    const script = [
+      'import { registerHooks } from "node:module";',
+      "const seen = [];",
+      "registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.push(r.url); return r; } });",
+      "const zod = () => seen.filter((url) => url.includes('/node_modules/zod/')).length;",
+      `const { createClient } = await import(${JSON.stringify(client.href)});`,
+      "const imported = zod();",
+      `const plain = createClient({ baseUrl: ${JSON.stringify(server.url)} });`,
+      "await plain.auth.whoAmI();",
+      "const called = zod();",
+      `const checking = createClient({ baseUrl: ${JSON.stringify(server.url)}, validate: true });`,
+      "const refused = await checking.auth.whoAmI().catch((error) => error.code);",
+      "console.log(JSON.stringify({ imported, called, validated: zod() > 0, refused }));",
+    ].join("\n");
+    try {
+      const run = await runProcess(process.execPath, ["--input-type=module", "-e", script], {
+        env: { PATH: process.env.PATH },
+      });
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(JSON.parse(run.stdout), {
+        imported: 0,
+        called: 0,
+        validated: true,
+        refused: "bad_response",
+      });
     } finally {
       await server.close();
     }
