@@ -8,6 +8,7 @@ import { createClient, routes, SvcApiError, type OperationId } from "../../src/c
 import { hashPassword } from "../../src/crypto/passwords.ts";
 import { hashToken, newOperatorToken } from "../../src/crypto/tokens.ts";
 import { inProcessApi, publicTestHost, type InProcessApi } from "../support/in-process-api.ts";
+import { checkAnswer } from "../support/openapi-check.ts";
 import { runProcess } from "../support/process.ts";
 
 const openapiPath = fileURLToPath(new URL("../../../docs/openapi.json", import.meta.url));
@@ -32,6 +33,24 @@ function countingFetch(): { fetch: typeof fetch; requests: string[] } {
         `${init?.method ?? "GET"} ${input instanceof Request ? input.url : input.toString()}`,
       );
       return fetch(input, init);
+    },
+  };
+}
+
+/** A fetch that checks every JSON answer against the OpenAPI document; the count it checked. */
+function documentCheckingFetch(): { fetch: typeof fetch; checked: () => number } {
+  let checked = 0;
+  return {
+    checked: () => checked,
+    fetch: async (input, init) => {
+      const response = await fetch(input, init);
+      if ((response.headers.get("content-type") ?? "").startsWith("application/json")) {
+        const url = new URL(input instanceof Request ? input.url : input.toString());
+        const text = await response.clone().text();
+        checkAnswer(init?.method ?? "GET", `${url.pathname}${url.search}`, response.status, text);
+        checked += 1;
+      }
+      return response;
     },
   };
 }
@@ -66,9 +85,12 @@ describe("the client (svc-webhooks/client) against a real server", () => {
 
   it("calls every operation once through its named method; each answer parses against the contract", async () => {
     const ws = api.workspaceId;
-    const client = createClient({ baseUrl, token: api.token, validate: true });
-    const operator = createClient({ baseUrl, token: operatorToken, validate: true });
-    const anonymous = createClient({ baseUrl, validate: true });
+    // Each answer is checked twice: by the contract's schemas (validate) and by the document.
+    const checking = documentCheckingFetch();
+    const options = { baseUrl, validate: true, fetch: checking.fetch };
+    const client = createClient({ ...options, token: api.token });
+    const operator = createClient({ ...options, token: operatorToken });
+    const anonymous = createClient(options);
     const state: Record<string, string> = {};
     const called: [OperationId, () => Promise<unknown>][] = [
       [
@@ -233,12 +255,12 @@ describe("the client (svc-webhooks/client) against a real server", () => {
       [
         "whoAmI",
         async () => {
-          const user = createClient({ baseUrl, token: state.sessionToken!, validate: true });
+          const user = createClient({ ...options, token: state.sessionToken! });
           const me = await user.auth.whoAmI();
           assert.ok(me.workspaces.some((w) => w.id === ws));
         },
       ],
-      ["signOut", () => createClient({ baseUrl, token: state.sessionToken! }).auth.signOut()],
+      ["signOut", () => createClient({ ...options, token: state.sessionToken! }).auth.signOut()],
       [
         "createWorkspace",
         async () => {
@@ -304,6 +326,11 @@ describe("the client (svc-webhooks/client) against a real server", () => {
         throw new Error(`${id} failed`, { cause: error });
       });
     }
+    // Every answer but the stream's (text/event-stream).
+    assert.ok(
+      checking.checked() >= called.length - 1,
+      "the answers were checked against the document",
+    );
   });
 
   it("a refusal is a SvcApiError with the catalog's code, the status and the API's message", async () => {
