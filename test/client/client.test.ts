@@ -507,6 +507,32 @@ describe("the client's retries", () => {
   });
 });
 
+describe("the client's time-out", () => {
+  it("a request with no answer within timeoutMs is api_unreachable, saying so", async () => {
+    const silent = createServer(() => {
+      // Never answers.
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const client = createClient({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 200 });
+      const started = performance.now();
+      await assert.rejects(client.auth.whoAmI(), (error: unknown) => {
+        assert.ok(error instanceof SvcApiError);
+        assert.equal(error.code, "api_unreachable");
+        assert.equal(error.status, 0);
+        assert.match(error.message, /no answer within 0.2 s/);
+        return true;
+      });
+      // Not tried again, even a GET: the server may still be working on it.
+      assert.ok(performance.now() - started < 1000);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});
+
 describe("the client's weight", () => {
   it("importing it loads no zod; validate: true loads the contract's schemas on first use", async () => {
     const client = pathToFileURL(
