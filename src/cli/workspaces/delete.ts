@@ -1,5 +1,6 @@
 import { AppError } from "../../errors.ts";
 import { parseBody } from "../client/api-paths.ts";
+import { ApiError } from "../client/api-error.ts";
 import type { ApiRequest } from "../client/http.ts";
 import { openClient } from "../client/session.ts";
 import { dryRunResult } from "../dry-run.ts";
@@ -48,6 +49,18 @@ export async function deleteWorkspace(
   if (!confirmed && !(await confirm(io, question))) {
     throw new AppError("cancelled", `Cancelled: workspace ${id} was not deleted.`);
   }
-  const response = await client.send(request);
-  return { data: parseBody(deletionSchema, response), raw: response.text };
+  try {
+    const response = await client.send(request);
+    return { data: parseBody(deletionSchema, response), raw: response.text };
+  } catch (error) {
+    // The API's message speaks of its query (?cascade=true); say the flag that sends it.
+    if (error instanceof ApiError && error.code === "workspace_not_empty") {
+      throw new ApiError(
+        error.code,
+        `${error.message} To delete the workspace with everything in it: svc workspaces delete ${id} --cascade.`,
+        error.httpStatus,
+      );
+    }
+    throw error;
+  }
 }
