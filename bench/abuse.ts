@@ -44,7 +44,11 @@ function latencies(values: readonly number[]) {
   return {
     p50_ms: round(percentile(values, 50), 1),
     p99_ms: round(percentile(values, 99), 1),
-    max_ms: round(values.length === 0 ? Number.NaN : Math.max(...values), 1),
+    // Not Math.max(...values): fast answers make more values than a call's arguments can be.
+    max_ms: round(
+      values.length === 0 ? Number.NaN : values.reduce((most, value) => Math.max(most, value)),
+      1,
+    ),
   };
 }
 

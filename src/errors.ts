@@ -128,6 +128,12 @@ export const errorCatalog = {
     exit: ExitStatus.auth,
     message: "These credentials lack the scope this operation needs.",
   },
+  portal_link_invalid: {
+    status: 401,
+    exit: ExitStatus.auth,
+    message:
+      "This portal link has expired, was already opened, or was revoked: a link opens the portal once, within minutes of being made. Ask the site that gave it for a new one.",
+  },
   operator_key_required: {
     status: 403,
     exit: ExitStatus.auth,

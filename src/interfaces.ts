@@ -6,6 +6,7 @@ import type { EncryptionKeyStore } from "./store/encryption-key-store.ts";
 import type { Housekeeping } from "./store/housekeeping.ts";
 import type { IdempotencyStore } from "./store/idempotency-store.ts";
 import type { ListenSessions } from "./store/listen-sessions.ts";
+import type { PortalAccess } from "./store/portal-access.ts";
 import type { StorageHealth } from "./store/storage-health.ts";
 import type { WorkspaceStore } from "./store/workspace-store.ts";
 
@@ -338,6 +339,27 @@ export interface NewSession {
   readonly expiresAt: Date;
 }
 
+/** The roles a portal link may give (decision 43): a customer reads, or also changes. */
+export const PORTAL_ROLES = ["viewer", "member"] as const;
+export type PortalRole = (typeof PORTAL_ROLES)[number];
+
+/** A customer portal's session: one workspace, a role's scopes there, no user account. */
+export interface PortalSession {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly role: PortalRole;
+  readonly expiresAt: Date;
+}
+
+/** A portal link about to be made: only the hash of its one-time token is stored. */
+export interface NewPortalLink {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly role: PortalRole;
+  readonly tokenHash: string;
+  readonly expiresAt: Date;
+}
+
 /** The sign-in attempts counted against one subject (an account or a client address). */
 export interface SignInFailures {
   readonly subject: string;
@@ -384,6 +406,8 @@ export interface DeliveryRecord {
   readonly state: DeliveryState;
   /** Why it failed; null unless `failed`. */
   readonly failureReason: FailureReason | null;
+  /** Its event is a test event, sent to this destination alone (decision 40). */
+  readonly test: boolean;
 }
 
 /**
@@ -472,6 +496,7 @@ export interface Store {
   readonly encryptionKeys: EncryptionKeyStore;
   readonly listen: ListenSessions;
   readonly workspaces: WorkspaceStore;
+  readonly portal: PortalAccess;
   /** Waits for the batches under way, then closes the database. */
   close(): Promise<void>;
 }

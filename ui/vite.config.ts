@@ -13,6 +13,14 @@ export default defineConfig({
   plugins: [preact()],
   build: {
     outDir: fileURLToPath(new URL("../dist/ui", import.meta.url)),
+    // Two pages: the dashboard, and the customer portal (decision 43), which the server serves
+    // at /ui/portal with a CSP of its own (the one page another site may frame).
+    rollupOptions: {
+      input: {
+        dashboard: fileURLToPath(new URL("index.html", import.meta.url)),
+        portal: fileURLToPath(new URL("portal.html", import.meta.url)),
+      },
+    },
     emptyOutDir: true,
     // No data: URLs for scripts or styles: the page's CSP allows only its own origin.
     assetsInlineLimit: 0,

@@ -17,6 +17,7 @@ import { registerListenRoutes } from "./listen/routes.ts";
 import { ListenStreams } from "./listen/streams.ts";
 import { registerMetrics } from "./metrics.ts";
 import { registerOpenApiRoute } from "./openapi-route.ts";
+import { registerPortalLinkRoutes, registerPortalSessionRoute } from "./portal/routes.ts";
 import { registerProbes } from "./probes.ts";
 import { keepRawJsonBody } from "./raw-body.ts";
 import { registerWebhookRoutes } from "./webhooks/routes.ts";
@@ -58,7 +59,9 @@ export function buildApi(
   registerDeliveryStatsRoute(app, dependencies);
   registerWorkspaceRoutes(app, dependencies);
   registerApiKeyRoutes(app, dependencies);
-  registerDashboard(app);
+  registerPortalLinkRoutes(app, dependencies);
+  registerPortalSessionRoute(app, dependencies);
+  registerDashboard(app, dependencies.portal.frameAncestors);
   return app;
 }
 

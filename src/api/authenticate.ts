@@ -73,7 +73,7 @@ function useNotRecorded(request: FastifyRequest): (error: unknown) => void {
  * workspace; a session has its user's role's scopes in each workspace they are a member of.
  */
 async function authorise(
-  store: Pick<Store, "credentials">,
+  store: Pick<Store, "credentials" | "portal">,
   request: FastifyRequest,
   workspaceId: string,
   scope: Scope,
@@ -100,7 +100,7 @@ async function authorise(
  * do in workspaces, before anything is looked up.
  */
 async function authoriseOperator(
-  store: Pick<Store, "credentials">,
+  store: Pick<Store, "credentials" | "portal">,
   request: FastifyRequest,
   scope: OperatorScope,
 ): Promise<Credential> {
@@ -127,7 +127,7 @@ async function authoriseOperator(
  */
 export function registerAuthorisation(
   app: FastifyInstance,
-  store: Pick<Store, "credentials">,
+  store: Pick<Store, "credentials" | "portal">,
 ): void {
   app.addHook("onRequest", async (request) => {
     const { scope, operatorScope, authenticated } = request.routeOptions.config;

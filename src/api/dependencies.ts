@@ -6,6 +6,7 @@ import type { ServiceMetrics } from "../observability/metrics.ts";
 import type { DeliveryQueue } from "../store/delivery-queue.ts";
 import type { UrlCheckDependencies } from "../net/destination-url.ts";
 import type { ConnectionLimits } from "./connection-limits.ts";
+import type { PortalSettings } from "./portal/settings.ts";
 
 /**
  * The slices of the store the API uses (decision 30): it publishes, but never claims or
@@ -13,7 +14,14 @@ import type { ConnectionLimits } from "./connection-limits.ts";
  */
 export interface ApiStore extends Pick<
   Store,
-  "destinations" | "log" | "credentials" | "idempotency" | "health" | "listen" | "workspaces"
+  | "destinations"
+  | "log"
+  | "credentials"
+  | "idempotency"
+  | "health"
+  | "listen"
+  | "workspaces"
+  | "portal"
 > {
   readonly queue: Pick<DeliveryQueue, "publishEvent" | "publishTestEvent" | "whenQueued">;
 }
@@ -34,6 +42,8 @@ export interface ApiDependencies extends UrlCheckDependencies {
   readonly metrics: ServiceMetrics;
   /** What `svc listen`'s sessions and streams need (decision 34). */
   readonly listen: ListenSettings;
+  /** The customer portal's links, sessions and framing (decision 43). */
+  readonly portal: PortalSettings;
 }
 
 /** The settings of listen sessions and their streams. */

@@ -7,6 +7,7 @@ import ipaddr from "ipaddr.js";
 import { parseByteSize } from "../lib/byte-size.ts";
 import { parseDuration } from "../lib/duration.ts";
 import { splitList } from "../lib/split-list.ts";
+import { parseWebOrigin } from "../lib/web-origin.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
 import { PortSet } from "../net/port-set.ts";
 
@@ -47,6 +48,27 @@ const byteSize = z.union([z.string(), z.number()]).transform((value, context) =>
 
 /** A duration of more than 0 (a time limit that is never off). */
 const positiveDuration = duration.refine((ms) => ms > 0, { message: "must be more than 0" });
+/** A web origin (`https://host[:port]`), lower-cased; `*.` subdomains where `wildcard`. */
+function webOrigin(wildcard: boolean) {
+  return z.string().transform((text, context) => {
+    const origin = parseWebOrigin(text, { wildcard });
+    if (origin === null) {
+      context.addIssue({
+        code: "custom",
+        message: `must be an origin such as https://app.example.com or http://localhost:3000 (scheme, host${wildcard ? " or *.host" : ""}, optional port; no path)`,
+      });
+      return z.NEVER;
+    }
+    return origin;
+  });
+}
+
+/** A duration from 1 second to `maxMs`. */
+function durationUpTo(maxMs: number, max: string) {
+  return duration.refine((ms) => ms >= 1000 && ms <= maxMs, {
+    message: `must be from 1s to ${max}`,
+  });
+}
 
 const schema = z
   .strictObject({
@@ -181,6 +203,36 @@ const schema = z
      * a reverse proxy, where every connection comes from the proxy). Default 256.
      */
     connectionLimitPerIp: z.coerce.number().int().min(0).max(1_000_000),
+    /**
+     * Where browsers reach this server (`https://webhooks.example.com`): portal links are made
+     * with it. Default: the origin the link's request came to.
+     */
+    publicUrl: webOrigin(false).optional(),
+    /**
+     * The origins that may show the customer portal in an iframe (CSP `frame-ancestors` of
+     * `/ui/portal` alone). Default none: no site may frame it (decision 43).
+     */
+    portalFrameAncestors: z.preprocess(csv, z.array(webOrigin(true))),
+    /** How long a portal link stays unopened before it dies. Default 5m, at most 1h. */
+    portalLinkTtl: durationUpTo(3_600_000, "1h"),
+    /** How long a portal session lasts from the link's opening. Default 1h, at most 24h. */
+    portalSessionTtl: durationUpTo(86_400_000, "24h"),
+    /** The product name the portal shows. Default "Webhooks". */
+    portalProductName: z
+      .string()
+      .trim()
+      .min(1)
+      .max(60)
+      // eslint-disable-next-line no-control-regex -- control characters are what it refuses
+      .regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, { message: "must not contain control characters" })
+      .optional(),
+    /** The portal's accent colour, `#rrggbb`. Default the dashboard's blue. */
+    portalAccentColor: z
+      .string()
+      .regex(/^#[0-9a-fA-F]{6}$/, { message: "must be a colour written #rrggbb, such as #0b57d0" })
+      .optional(),
+    /** The portal's theme: `light` or `dark`. Default light. */
+    portalTheme: z.enum(["light", "dark"]),
   })
   .refine((config) => config.deliveryLease > config.deliveryTimeout, {
     path: ["deliveryLease"],
@@ -245,6 +297,10 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     idleTimeout: "60s",
     connectionLimit: 4096,
     connectionLimitPerIp: 256,
+    portalFrameAncestors: [],
+    portalLinkTtl: "5m",
+    portalSessionTtl: "1h",
+    portalTheme: "light",
   };
 }
 
@@ -285,6 +341,13 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   idleTimeout: "SVC_IDLE_TIMEOUT",
   connectionLimit: "SVC_CONNECTION_LIMIT",
   connectionLimitPerIp: "SVC_CONNECTION_LIMIT_PER_IP",
+  publicUrl: "SVC_PUBLIC_URL",
+  portalFrameAncestors: "SVC_PORTAL_FRAME_ANCESTORS",
+  portalLinkTtl: "SVC_PORTAL_LINK_TTL",
+  portalSessionTtl: "SVC_PORTAL_SESSION_TTL",
+  portalProductName: "SVC_PORTAL_PRODUCT_NAME",
+  portalAccentColor: "SVC_PORTAL_ACCENT_COLOR",
+  portalTheme: "SVC_PORTAL_THEME",
 };
 
 function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {

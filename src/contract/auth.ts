@@ -77,6 +77,14 @@ export const whoAmISchema = z
       user: z.null(),
       workspaces: z.array(workspaceAccessSchema),
     }),
+    z.object({
+      kind: z.literal("portal"),
+      user: z.null(),
+      expires_at: isoTime,
+      workspaces: z
+        .array(workspaceAccessSchema)
+        .meta({ description: "The one workspace a portal session reaches." }),
+    }),
   ])
   .meta({ id: "WhoAmI", description: "The credential the request carries." });
 

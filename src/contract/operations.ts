@@ -35,6 +35,7 @@ import {
 import { deliveryStatsQuery, deliveryStatsSchema } from "./delivery-stats.ts";
 import { platformOperations } from "./platform-operations.ts";
 import { eventSummarySchema, listEventsQuery, publishBody } from "./events.ts";
+import { portalOperations } from "./portal-operations.ts";
 import {
   listenResultBody,
   listenSessionPageSchema,
@@ -429,6 +430,7 @@ export const operations = {
     errors: [],
   },
   ...platformOperations,
+  ...portalOperations,
 } as const satisfies Record<string, Operation>;
 
 export type OperationId = keyof typeof operations;

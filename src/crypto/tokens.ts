@@ -19,7 +19,7 @@ function randomHex(bytes: number): string {
 }
 
 /** Public identifiers: a type prefix and 96 random bits, e.g. `dst_5f0c…`. */
-export function newId(prefix: "ws" | "key" | "dst" | "usr" | "ses" | "lsn"): string {
+export function newId(prefix: "ws" | "key" | "dst" | "usr" | "ses" | "lsn" | "psn"): string {
   return `${prefix}_${randomHex(12)}`;
 }
 
@@ -90,6 +90,19 @@ export function newOperatorToken(): string {
 /** Session tokens: `svs_` and 32 random bytes, base64url. Only their hash is stored. */
 export function newSessionToken(): string {
   return `svs_${randomBytes(32).toString("base64url")}`;
+}
+
+/**
+ * The customer portal's tokens (decision 43): `spl_` for a link's one-time token (it travels
+ * in a URL's fragment), `svp_` for the session it opens (held in the portal page's memory).
+ * 32 random bytes each, base64url; only their hashes are stored.
+ */
+export function newPortalLinkToken(): string {
+  return `spl_${randomBytes(32).toString("base64url")}`;
+}
+
+export function newPortalSessionToken(): string {
+  return `svp_${randomBytes(32).toString("base64url")}`;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { buildApi } from "../api/app.ts";
 import { listenSettingsOf } from "../api/listen/settings.ts";
+import { portalSettingsOf } from "../api/portal/settings.ts";
 import { buildProbeApi } from "../api/probes.ts";
 import { checkLocalFiles } from "../config/data-dir.ts";
 import { databaseLocation, type ServerConfig } from "../config/server-config.ts";
@@ -124,6 +125,7 @@ export async function startServer(
                 config,
                 postgres ? new PostgresWakeUps(location, logger) : undefined,
               ),
+              portal: portalSettingsOf(config),
             },
             logger,
           );

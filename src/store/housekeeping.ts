@@ -3,6 +3,7 @@ import { deleteAttemptsBefore, deleteEndedEventsBefore } from "./sql/deliveries.
 import { adoptDeliveriesWithoutWorkspace } from "./sql/delivery-log.ts";
 import { deleteExpiredIdempotencyKeys } from "./sql/idempotency.ts";
 import { endListenSession, selectExpiredListenSessions } from "./sql/listen-sessions.ts";
+import { deleteEndedPortalSessions } from "./sql/portal-sessions.ts";
 import { deleteEndedSessions } from "./sql/sessions.ts";
 import { deleteEndedSignInWindows } from "./sql/sign-in-attempts.ts";
 import { SqlSlice } from "./sql-slice.ts";
@@ -25,7 +26,8 @@ export interface Housekeeping {
   purgeIdempotencyKeys(): Promise<number>;
 
   /**
-   * Deletes sessions that have expired or were revoked, and sign-in counts whose window of
+   * Deletes sessions (of users and of the customer portal, with portal links that expired
+   * unopened) that have expired or were revoked, and sign-in counts whose window of
    * `windowMs` has ended; returns how many rows went.
    */
   purgeAuthRecords(options: { signInWindowMs: number }): Promise<number>;
@@ -71,6 +73,7 @@ export class SqlHousekeeping extends SqlSlice implements Housekeeping {
     return this.db.transaction(
       async (tx) =>
         (await deleteEndedSessions(tx, now)) +
+        (await deleteEndedPortalSessions(tx, now)) +
         (await deleteEndedSignInWindows(tx, { now, windowMs: options.signInWindowMs })),
     );
   }

@@ -8,6 +8,7 @@ import { SqlEncryptionKeyStore } from "./encryption-key-store.ts";
 import { SqlHousekeeping } from "./housekeeping.ts";
 import { SqlIdempotencyStore } from "./idempotency-store.ts";
 import { SqlListenSessions } from "./listen-sessions.ts";
+import { SqlPortalAccess } from "./portal-access.ts";
 import { SqlStorageHealth } from "./storage-health.ts";
 import { SqlWorkspaceStore } from "./workspace-store.ts";
 
@@ -27,6 +28,7 @@ export class SqlStore implements Store {
   readonly encryptionKeys: SqlEncryptionKeyStore;
   readonly listen: SqlListenSessions;
   readonly workspaces: SqlWorkspaceStore;
+  readonly portal: SqlPortalAccess;
 
   constructor(db: Database, clock: Clock) {
     this.#db = db;
@@ -42,6 +44,7 @@ export class SqlStore implements Store {
     this.encryptionKeys = new SqlEncryptionKeyStore(db, clock);
     this.listen = new SqlListenSessions(db, clock, this.queue);
     this.workspaces = new SqlWorkspaceStore(db, clock);
+    this.portal = new SqlPortalAccess(db, clock);
   }
 
   async close(): Promise<void> {

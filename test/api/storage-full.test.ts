@@ -4,6 +4,7 @@ import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { buildApi } from "../../src/api/app.ts";
 import { listenSettingsOf } from "../../src/api/listen/settings.ts";
+import { portalSettingsOf } from "../../src/api/portal/settings.ts";
 import { loadServerConfig } from "../../src/config/server-config.ts";
 import { SecretBox } from "../../src/crypto/secret-box.ts";
 import { hashToken, newApiToken } from "../../src/crypto/tokens.ts";
@@ -57,6 +58,7 @@ async function apiOn(location: string) {
       eventRetentionMs: 86_400_000,
       metrics: metricsOf(store, clock),
       listen: listenSettingsOf(loadServerConfig({ env: {}, flags: {} })),
+      portal: portalSettingsOf(loadServerConfig({ env: {}, flags: {} })),
     },
     createLogger("silent"),
   );

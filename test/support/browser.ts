@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 
 /**
  * Debian's Chromium, driven by playwright-core (which never downloads a browser of its own).
@@ -33,6 +35,40 @@ export async function launchBrowser(): Promise<Browser> {
     `${chromiumPath} is missing: install Debian's chromium (apt-get install chromium); .ci/run does`,
   );
   return chromium.launch({ executablePath: chromiumPath, headless: true, args: chromiumArgs });
+}
+
+/**
+ * A Chromium profile whose user has chosen "Block third-party cookies" (Settings, Privacy:
+ * the `profile.cookie_controls_mode` preference, 1), with `blockThirdPartyCookies`; 0 (allow
+ * them) otherwise. A persistent context, since that is where a profile's preferences live
+ * (playwright's `newContext()` is an incognito-like context, which blocks them by default
+ * without saying so). Its user data directory goes when it closes.
+ */
+export async function launchProfile(options: {
+  blockThirdPartyCookies: boolean;
+}): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+  assert.ok(existsSync(chromiumPath), `${chromiumPath} is missing: install Debian's chromium`);
+  const userDataDir = await mkdtemp(join(tmpdir(), "svc-chromium-"));
+  await mkdir(join(userDataDir, "Default"));
+  const mode = options.blockThirdPartyCookies ? 1 : 0;
+  await writeFile(
+    join(userDataDir, "Default", "Preferences"),
+    JSON.stringify({ profile: { cookie_controls_mode: mode } }),
+  );
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: chromiumPath,
+    headless: true,
+    args: chromiumArgs,
+    viewport: { width: 1280, height: 900 },
+    acceptDownloads: true,
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      await rm(userDataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Screenshots of the main pages, for people to look at: git-ignored. */

@@ -7,6 +7,7 @@ import type {
 } from "fastify";
 import { buildApi } from "../../src/api/app.ts";
 import { listenSettingsOf } from "../../src/api/listen/settings.ts";
+import { portalSettingsOf } from "../../src/api/portal/settings.ts";
 import type { ApiLimits } from "../../src/api/dependencies.ts";
 import { loadServerConfig } from "../../src/config/server-config.ts";
 import { SecretBox } from "../../src/crypto/secret-box.ts";
@@ -103,6 +104,7 @@ export async function inProcessApi(
       eventRetentionMs: config.eventRetention,
       metrics: metricsOf(store, clock),
       listen: listenSettingsOf(config),
+      portal: portalSettingsOf(config),
     },
     options.logger ?? createLogger("silent"),
   );

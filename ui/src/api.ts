@@ -1,7 +1,10 @@
 /**
- * The dashboard's one way to the server: the `/v1` API, as any client calls it, with the
- * session cookie the browser sends by itself (same origin only) and, on every change, the
- * session's CSRF token, which is held here in memory and nowhere else (decision 35).
+ * The page's one way to the server: the `/v1` API, as any client calls it. The dashboard
+ * sends the session cookie the browser sends by itself (same origin only) and, on every
+ * change, the session's CSRF token, which is held here in memory and nowhere else (decision
+ * 35). The customer portal (decision 43) sends no cookie at all: its session's token, held
+ * here in memory and nowhere else, goes as `Authorization: Bearer`, so that the portal works
+ * in a frame where the browser keeps third-party cookies out.
  */
 
 export class ApiError extends Error {
@@ -15,10 +18,20 @@ export class ApiError extends Error {
 }
 
 let csrfToken: string | null = null;
+/** The portal's session token; null in the dashboard, and in the portal before its link is opened. */
+let bearerToken: string | null = null;
+/** False in the portal: no request of its carries a cookie. */
+let sendCookies = true;
 let onSignedOut: () => void = () => undefined;
 
 export function useCsrfToken(token: string | null): void {
   csrfToken = token;
+}
+
+/** The portal's page: from now on no cookie is sent, and `token` (once known) is the bearer. */
+export function usePortalSession(token: string | null): void {
+  sendCookies = false;
+  bearerToken = token;
 }
 
 /** Called when the server says the session is gone (401): the app shows the sign-in form. */
@@ -32,10 +45,11 @@ export async function api<T>(method: Method, path: string, body?: unknown): Prom
   const headers: Record<string, string> = { accept: "application/json" };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (method !== "GET" && csrfToken !== null) headers["x-csrf-token"] = csrfToken;
+  if (bearerToken !== null) headers.authorization = `Bearer ${bearerToken}`;
   const response = await fetch(path, {
     method,
     headers,
-    credentials: "same-origin",
+    credentials: sendCookies ? "same-origin" : "omit",
     cache: "no-store",
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
@@ -43,7 +57,10 @@ export async function api<T>(method: Method, path: string, body?: unknown): Prom
   const parsed: unknown = text === "" ? null : JSON.parse(text);
   if (!response.ok) {
     const error = (parsed as { error?: { code?: string; message?: string } } | null)?.error;
-    if (response.status === 401 && !path.startsWith("/v1/auth/browser-sessions")) onSignedOut();
+    // A refused sign-in or portal link is that form's failure, not a session that ended.
+    const opening =
+      path.startsWith("/v1/auth/browser-sessions") || path.startsWith("/v1/auth/portal-sessions");
+    if (response.status === 401 && !opening) onSignedOut();
     throw new ApiError(
       response.status,
       error?.code ?? "http_error",

@@ -19,6 +19,13 @@ export interface SignedIn {
   workspaces: WorkspaceAccess[];
 }
 
+/** `POST /v1/auth/portal-sessions`: a customer portal's session (decision 43). */
+export interface OpenedPortalSession {
+  token: string;
+  expires_at: string;
+  workspace: WorkspaceAccess;
+}
+
 export interface Page<T> {
   data: T[];
   next_cursor: string | null;
@@ -72,6 +79,8 @@ export interface Delivery {
   state: DeliveryState | (string & {});
   /** Why it failed; null unless failed (reasons may be added). */
   failure_reason: string | null;
+  /** Its event is a test event, sent to this destination alone. */
+  test: boolean;
 }
 
 export interface Attempt {

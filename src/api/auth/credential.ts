@@ -4,6 +4,7 @@ import {
   ROLE_SCOPES,
   SCOPES,
   type ApiKey,
+  type PortalSession,
   type Role,
   type Scope,
   type Session,
@@ -12,11 +13,16 @@ import {
 
 /**
  * Who is calling: an API key (`svc_…`; an operator key, `svc_op_…`, is one whose
- * `workspaceId` is null) or a signed-in user's session (`svs_…`).
+ * `workspaceId` is null), a signed-in user's session (`svs_…`), or a customer portal's
+ * session (`svp_…`, decision 43), which reaches its one workspace and nothing else.
  */
 export type Credential =
   | { readonly kind: "api_key"; readonly apiKey: ApiKey }
-  | { readonly kind: "session"; readonly session: Session };
+  | { readonly kind: "session"; readonly session: Session }
+  | { readonly kind: "portal"; readonly portal: PortalSession };
+
+/** The stores a credential is looked up in. */
+type CredentialStores = Pick<Store, "credentials" | "portal">;
 
 /** A workspace a credential reaches, with what it may do there. */
 export interface WorkspaceAccess {
@@ -28,16 +34,25 @@ export interface WorkspaceAccess {
 }
 
 export const SESSION_TOKEN_PREFIX = "svs_";
+export const PORTAL_SESSION_TOKEN_PREFIX = "svp_";
 
 /**
  * Who stands behind a credential, as kept beside what it did: the API key (`key:<id>`), or the
  * signed-in user (`user:<id>`), whichever of their sessions it is, so that signing in again
- * is still the same caller. Idempotency keys and listen sessions (decision 39) are bound to it.
+ * is still the same caller; a portal session (`portal:<id>`), which stands for nobody else.
+ * Idempotency keys and listen sessions (decision 39) are bound to it.
  */
 export function principalOf(credential: Credential): string {
-  return credential.kind === "api_key"
-    ? `key:${credential.apiKey.id}`
-    : `user:${credential.session.user.id}`;
+  switch (credential.kind) {
+    case "api_key":
+      return `key:${credential.apiKey.id}`;
+    case "session":
+      return `user:${credential.session.user.id}`;
+    case "portal":
+      return `portal:${credential.portal.id}`;
+    default:
+      return unreachable(credential);
+  }
 }
 
 /**
@@ -48,11 +63,21 @@ export function principalOf(credential: Credential): string {
  * caller, whose request needs no write.
  */
 export async function identify(
-  store: Pick<Store, "credentials">,
+  store: CredentialStores,
   token: string,
   onUseNotRecorded: (error: unknown) => void,
 ): Promise<Credential> {
   const tokenHash = hashToken(token);
+  if (token.startsWith(PORTAL_SESSION_TOKEN_PREFIX)) {
+    const portal = await store.portal.findActiveSession(tokenHash);
+    if (portal === null) {
+      throw new AppError(
+        "unauthenticated",
+        "The portal session has ended or was revoked. Open a new portal link.",
+      );
+    }
+    return { kind: "portal", portal };
+  }
   if (token.startsWith(SESSION_TOKEN_PREFIX)) {
     const session = await store.credentials.findActiveSession(tokenHash);
     if (session === null) {
@@ -84,11 +109,11 @@ export function isOperatorKey(
 /**
  * What the credential may do in `workspaceId`: an API key's own scopes in its one workspace,
  * an operator key's workspace scopes in every workspace there is (decision 42), a user's
- * role's scopes in a workspace they are a member of. Null means no access at all, which
- * naming another workspace can never change.
+ * role's scopes in a workspace they are a member of, a portal session's role's scopes in its
+ * one workspace. Null means no access at all, which naming another workspace can never change.
  */
 export async function scopesIn(
-  store: Pick<Store, "credentials">,
+  store: CredentialStores,
   credential: Credential,
   workspaceId: string,
 ): Promise<readonly Scope[] | null> {
@@ -109,6 +134,10 @@ export async function scopesIn(
       );
       return role === null ? null : ROLE_SCOPES[role];
     }
+    case "portal":
+      return credential.portal.workspaceId === workspaceId
+        ? ROLE_SCOPES[credential.portal.role]
+        : null;
     default:
       return unreachable(credential);
   }
@@ -126,7 +155,7 @@ function workspaceScopes(apiKey: ApiKey): Scope[] {
  * it reaches every workspace, which `GET /v1/workspaces` lists a page at a time.
  */
 export async function workspacesOf(
-  store: Pick<Store, "credentials">,
+  store: CredentialStores,
   credential: Credential,
 ): Promise<WorkspaceAccess[]> {
   switch (credential.kind) {
@@ -152,6 +181,11 @@ export async function workspacesOf(
           scopes: ROLE_SCOPES[membership.role],
         }),
       );
+    case "portal": {
+      const { workspaceId, role } = credential.portal;
+      const workspace = await store.credentials.getWorkspace(workspaceId);
+      return [{ id: workspaceId, name: workspace?.name ?? "", role, scopes: ROLE_SCOPES[role] }];
+    }
     default:
       return unreachable(credential);
   }

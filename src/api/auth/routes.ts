@@ -92,11 +92,23 @@ export function registerAuthRoutes(app: FastifyInstance, dependencies: ApiDepend
           user: null,
           workspaces,
         });
+      case "portal":
+        return successBody(whoAmI, {
+          kind: "portal",
+          user: null,
+          expires_at: credential.portal.expiresAt.toISOString(),
+          workspaces,
+        });
     }
   });
 
   app.delete(routePath(signOut), accessConfig(signOut), async (request, reply) => {
     const credential = signedInCredential(request);
+    if (credential.kind === "portal") {
+      // The portal's "End session": its session ends, as a sign-out (decision 43).
+      await store.portal.revokeSession(credential.portal.id);
+      return successBody(signOut, { id: credential.portal.id, revoked: true });
+    }
     if (credential.kind !== "session") {
       throw new AppError(
         "invalid_request",

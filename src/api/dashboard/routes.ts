@@ -9,33 +9,47 @@ import type { FastifyInstance } from "fastify";
  */
 export const dashboardRoot = fileURLToPath(new URL("../../../ui/", import.meta.url));
 
+/** The customer portal's page (decision 43): the one page another site may frame. */
+export const portalPagePath = "/ui/portal";
+
 /**
  * What the browser may do with the dashboard's pages: load scripts, styles, images and make
- * requests to this origin only (no inline script or style, no eval), be framed by nobody,
- * post forms nowhere else. Tenant strings are rendered as text by the page, never as HTML;
- * this is the second line of defence if one ever were.
+ * requests to this origin only (no inline script or style, no eval), be framed by
+ * `frameAncestors` (nobody, but for the portal's page), post forms nowhere else. Tenant
+ * strings are rendered by the page as text, never as HTML; this is the second line of defence
+ * if one ever were.
  */
-export const dashboardCsp = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "manifest-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join("; ");
+export function contentSecurityPolicy(frameAncestors: readonly string[]): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "manifest-src 'self'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    `frame-ancestors ${frameAncestors.length === 0 ? "'none'" : frameAncestors.join(" ")}`,
+  ].join("; ");
+}
 
-const securityHeaders = {
-  "content-security-policy": dashboardCsp,
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "x-frame-options": "DENY",
-  "cross-origin-opener-policy": "same-origin",
-  "cross-origin-resource-policy": "same-origin",
-} as const;
+/**
+ * The headers of every answer under `/ui/`, given who may frame it. `X-Frame-Options` is for
+ * browsers that predate `frame-ancestors`: DENY where nobody may frame the page; left out
+ * where some origins may, since it cannot name them (ALLOW-FROM is gone from every browser)
+ * and DENY would contradict the CSP (browsers that know the CSP ignore it there anyway).
+ */
+function securityHeaders(frameAncestors: readonly string[]): Record<string, string> {
+  return {
+    "content-security-policy": contentSecurityPolicy(frameAncestors),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    ...(frameAncestors.length === 0 ? { "x-frame-options": "DENY" } : {}),
+    "cross-origin-opener-policy": "same-origin",
+    "cross-origin-resource-policy": "same-origin",
+  };
+}
 
 /** Vite names each bundle by its content's hash: it never changes, so it is cached for good. */
 function cacheControlOf(path: string): string {
@@ -44,13 +58,21 @@ function cacheControlOf(path: string): string {
 
 /**
  * `GET /ui/…`: the dashboard, one page (`index.html`) and its hashed assets, with the headers
- * above on every answer. It calls the `/v1` API like any client, with the session cookie
- * (decision 35); nothing here reads the store. `/ui` redirects to `/ui/`.
+ * above on every answer; and `GET /ui/portal`, the customer portal's page (`portal.html`),
+ * which alone may be framed, by `portalFrameAncestors`. Which headers an answer gets is
+ * decided by the route the router matched, never by the URL (decision 39). Both pages call the
+ * `/v1` API like any client (decisions 35, 43); nothing here reads the store. `/ui` redirects
+ * to `/ui/`.
  */
-export function registerDashboard(app: FastifyInstance): void {
+export function registerDashboard(
+  app: FastifyInstance,
+  portalFrameAncestors: readonly string[],
+): void {
+  const dashboardHeaders = securityHeaders([]);
+  const portalHeaders = securityHeaders(portalFrameAncestors);
   void app.register(async (ui) => {
-    ui.addHook("onSend", async (_request, reply) => {
-      reply.headers(securityHeaders);
+    ui.addHook("onSend", async (request, reply) => {
+      reply.headers(request.routeOptions.url === portalPagePath ? portalHeaders : dashboardHeaders);
     });
     if (!existsSync(dashboardRoot)) {
       ui.log.warn({ root: dashboardRoot }, "the dashboard is not built; /ui/ is not served");
@@ -66,5 +88,7 @@ export function registerDashboard(app: FastifyInstance): void {
         response.header("cache-control", cacheControlOf(path));
       },
     });
+    // Its cache-control comes from `setHeaders` above, as the dashboard page's: no-cache.
+    ui.get(portalPagePath, (_request, reply) => reply.sendFile("portal.html"));
   });
 }

@@ -97,6 +97,13 @@ async function saveGivenToken(io: CliIo, defaultUrl: string, now: Date): Promise
   const token = await lineFromStdin(io, "--with-token", "an API key");
   const base = parseApiUrl(defaultUrl, "The API URL");
   const who = await whoAmI(base, token);
+  if (who.kind === "portal") {
+    // A portal session is a customer's, short and bound to a page (decision 43): never saved.
+    throw new AppError(
+      "unauthenticated",
+      "That is a customer portal session's token, which works in the portal page only. Save an API key, or sign in with an e-mail address.",
+    );
+  }
   return {
     api_url: base.href,
     kind: who.kind,

@@ -1,23 +1,10 @@
 import { useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
 import { useHash } from "../hooks.ts";
-import { DeliveriesPage } from "../pages/deliveries.tsx";
-import { DeliveryPage } from "../pages/delivery.tsx";
-import { DestinationPage } from "../pages/destination.tsx";
-import { DestinationsPage } from "../pages/destinations.tsx";
-import { EventPage } from "../pages/event.tsx";
-import { EventsPage } from "../pages/events.tsx";
-import { href, parseRoute, type Route } from "../routes.ts";
+import { href, parseRoute } from "../routes.ts";
 import type { SignedIn, WorkspaceAccess } from "../types.ts";
 import { Logo } from "./logo.tsx";
-
-type Section = "destinations" | "deliveries" | "events";
-
-const sections: readonly { section: Section; label: string }[] = [
-  { section: "destinations", label: "Destinations" },
-  { section: "deliveries", label: "Deliveries" },
-  { section: "events", label: "Events" },
-];
+import { Page, SectionNav } from "./sections.tsx";
 
 /** The signed-in frame: workspace switcher, navigation, sign-out, and the page of the route. */
 export function Shell({ who, onSignedOut }: { who: SignedIn; onSignedOut: () => void }) {
@@ -64,19 +51,7 @@ export function Shell({ who, onSignedOut }: { who: SignedIn; onSignedOut: () => 
           <span>svc</span>
           <span class="brand-sub">webhooks</span>
         </a>
-        {workspace !== undefined && (
-          <nav aria-label="Sections">
-            {sections.map(({ section, label }) => (
-              <a
-                key={section}
-                href={href({ page: section, workspace: workspace.id })}
-                aria-current={sectionOf(route) === section ? "page" : undefined}
-              >
-                {label}
-              </a>
-            ))}
-          </nav>
-        )}
+        {workspace !== undefined && <SectionNav route={route} workspaceId={workspace.id} />}
         <div class="who">
           <label for="workspace">Workspace</label>
           <select
@@ -120,37 +95,4 @@ export function Shell({ who, onSignedOut }: { who: SignedIn; onSignedOut: () => 
       </main>
     </>
   );
-}
-
-function sectionOf(route: Route): Section {
-  switch (route.page) {
-    case "events":
-    case "event":
-      return "events";
-    case "deliveries":
-    case "delivery":
-      return "deliveries";
-    case "home":
-    case "destinations":
-    case "destination":
-      return "destinations";
-  }
-}
-
-function Page({ route, workspace }: { route: Route; workspace: WorkspaceAccess }) {
-  switch (route.page) {
-    case "home":
-    case "destinations":
-      return <DestinationsPage workspace={workspace} />;
-    case "destination":
-      return <DestinationPage workspace={workspace} id={route.id} filters={route.filters ?? {}} />;
-    case "events":
-      return <EventsPage workspace={workspace} filters={route.filters ?? {}} />;
-    case "event":
-      return <EventPage workspace={workspace} id={route.id} />;
-    case "deliveries":
-      return <DeliveriesPage workspace={workspace} filters={route.filters ?? {}} />;
-    case "delivery":
-      return <DeliveryPage workspace={workspace} id={route.id} />;
-  }
 }

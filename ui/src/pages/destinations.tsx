@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useContext, useState } from "preact/hooks";
 import { api, inWorkspace, query } from "../api.ts";
 import { AttemptsChart } from "../components/chart.tsx";
 import { CreateDestination } from "../components/create-destination.tsx";
@@ -11,6 +11,7 @@ import { grants } from "../format.ts";
 import { useLoad } from "../hooks.ts";
 import { usePaged } from "../paging.ts";
 import { href } from "../routes.ts";
+import { SurfaceContext } from "../surface.ts";
 import type { DeliveryStats, Destination, Page, WorkspaceAccess } from "../types.ts";
 
 /** The workspace at a glance: its chart, its destinations with their health, a new one. */
@@ -131,6 +132,24 @@ function EmptyWorkspace({
   workspace: WorkspaceAccess;
   canWrite: boolean;
 }) {
+  if (useContext(SurfaceContext) === "portal") {
+    return (
+      <section class="empty-state" aria-labelledby="empty-heading">
+        <h2 id="empty-heading">No destinations yet</h2>
+        <p>
+          A destination is an https:// endpoint of yours that receives this account&apos;s events,
+          signed.
+          {canWrite
+            ? " Create the first one with the form below; its signing secret is shown once."
+            : " Your access here is read-only."}
+        </p>
+        <p>
+          Then follow what is sent under{" "}
+          <a href={href({ page: "deliveries", workspace: workspace.id })}>Deliveries</a>.
+        </p>
+      </section>
+    );
+  }
   return (
     <section class="empty-state" aria-labelledby="empty-heading">
       <h2 id="empty-heading">No destinations yet</h2>
