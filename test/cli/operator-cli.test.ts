@@ -8,7 +8,6 @@ import { ExitStatus } from "../../src/errors.ts";
 import { OPERATOR_SCOPES, SCOPES, type KeyScope } from "../../src/interfaces.ts";
 import { inProcessApi, publicTestHost, type InProcessApi } from "../support/in-process-api.ts";
 import { runCliInMemory, type CliRun } from "../support/in-memory-cli.ts";
-import { json, startStubApi, type StubApi } from "../support/stub-api.ts";
 import { isolatedConfigHome } from "../support/svc.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -410,86 +409,74 @@ describe("svc workspaces, svc keys: the operator's CLI over the platform API", (
       },
     });
   });
-});
 
-/**
- * The portal routes are the `portal` branch's (decision 43); until they land on main, the
- * commands are checked against the contract's shapes on a stub.
- */
-describe("svc portal-link create, svc portal-sessions end (against a stub of the contract)", () => {
-  let stub: StubApi;
-  const token = newOperatorToken();
-  const svc = (args: readonly string[]) =>
-    runCliInMemory(args, {
-      env: {
-        SERVICE_API_URL: stub.url,
-        SERVICE_API_KEY: token,
-        XDG_CONFIG_HOME: isolatedConfigHome,
-      },
-    });
-
-  before(async () => {
-    stub = await startStubApi();
-  });
-  after(() => stub.close());
-
-  it("prints the link's URL alone on stdout, and says on stderr what it is", async () => {
-    const link = "https://webhooks.example.com/ui/portal#token=spl_secret";
-    stub.answer(json(201, { url: link, expires_at: "2026-11-25T10:10:00.000Z" }));
+  it("portal-link create prints the one-time URL alone; portal-sessions end ends what it opened", async () => {
     const run = await svc([
       "portal-link",
       "create",
       "--workspace",
-      "ws_1",
+      api.workspaceId,
       "--role",
       "member",
       "--expires-in",
       "10m",
     ]);
     assertStatus(run, 0);
-    assert.equal(run.stdout, `${link}\n`);
-    assert.ok(!run.stderr.includes("spl_secret"));
-    assert.match(run.stderr, /once, until 2026-11-25T10:10:00\.000Z; whoever has it gets in/);
-    const [request] = stub.received;
-    assert.equal(request?.method, "POST");
-    assert.equal(request.url, "/v1/workspaces/ws_1/portal-links");
-    assert.equal(request.headers.authorization, `Bearer ${token}`);
-    assert.deepEqual(JSON.parse(request.body), { role: "member", expires_in: 600 });
+    const match = /^(https?:\/\/[^\s#]+\/ui\/portal#token=(spl_[\w-]+)\S*)\n$/.exec(run.stdout);
+    assert.ok(match !== null, run.stdout);
+    const [, , linkToken = ""] = match;
+    assert.ok(!run.stderr.includes(linkToken), "the token is on stdout only");
+    assert.match(run.stderr, /opens the portal once, until \S+; whoever has it gets in/);
 
     const asJson = await svc([
       "portal-link",
       "create",
       "--workspace",
-      "ws_1",
+      api.workspaceId,
       "--role",
       "viewer",
+      "--expires-in",
+      "90s",
       "--json",
     ]);
     assertStatus(asJson, 0);
-    assert.deepEqual(envelope(asJson).data, { url: link, expires_at: "2026-11-25T10:10:00.000Z" });
-    assert.deepEqual(JSON.parse(stub.received[1]?.body ?? ""), { role: "viewer" });
-  });
+    const link = envelope<{ url: string; expires_at: string }>(asJson).data;
+    const seconds = (Date.parse(link.expires_at) - Date.now()) / 1000;
+    assert.ok(seconds > 80 && seconds <= 90, `expires in ${seconds} s`);
 
-  it("ends the workspace's portal sessions and says how many", async () => {
-    stub.answer(json(200, { ended: 3 }));
-    const run = await svc(["portal-sessions", "end", "--workspace", "ws_1"]);
-    assertStatus(run, 0);
-    assert.equal(run.stdout, "ended: 3\n");
-    const last = stub.received.at(-1);
-    assert.equal(`${last?.method} ${last?.url}`, "DELETE /v1/workspaces/ws_1/portal-sessions");
-  });
+    // The first link opens a session; the second stays unopened: ending counts both.
+    const opened = await api.app.inject({
+      method: "POST",
+      url: "/v1/auth/portal-sessions",
+      headers: { "content-type": "application/json" },
+      payload: JSON.stringify({ token: linkToken }),
+    });
+    assert.equal(opened.statusCode, 201, opened.body);
+    const session = (JSON.parse(opened.body) as { token: string }).token;
+    assert.equal((await listDestinations(api.workspaceId, session)).statusCode, 200);
 
-  it("a workspace's key is refused as the API says", async () => {
-    stub.answer(
-      json(403, {
-        error: {
-          code: "operator_key_required",
-          message: "Only an operator API key may do this. Set SERVICE_API_KEY to an operator key.",
-        },
-      }),
+    const ended = await svc(["portal-sessions", "end", "--workspace", api.workspaceId]);
+    assertStatus(ended, 0);
+    assert.equal(ended.stdout, "ended: 2\n");
+    assert.equal((await listDestinations(api.workspaceId, session)).statusCode, 401);
+
+    const tooLong = await svc([
+      "portal-link",
+      "create",
+      "--workspace",
+      api.workspaceId,
+      "--role",
+      "viewer",
+      "--expires-in",
+      "2h",
+    ]);
+    assertStatus(tooLong, ExitStatus.usage);
+    assert.match(tooLong.stderr, /--expires-in may be at most 1h/);
+    const asWorkspaceKey = await svc(
+      ["portal-sessions", "end", "--workspace", api.workspaceId],
+      api.token,
     );
-    const run = await svc(["portal-sessions", "end", "--workspace", "ws_1"]);
-    assertStatus(run, ExitStatus.auth);
-    assert.match(run.stderr, /Set SERVICE_API_KEY to an operator key\. \(operator_key_required\)/);
+    assertStatus(asWorkspaceKey, ExitStatus.auth);
+    assert.match(asWorkspaceKey.stderr, /\(operator_key_required\)\n$/);
   });
 });

@@ -8,7 +8,7 @@ import type { CommandResult } from "../output.ts";
 import { parseDuration } from "../time-option.ts";
 import { requireOption, usageError } from "../usage.ts";
 import { resolveWorkspace } from "../workspace.ts";
-import { portalLinkSchema, portalLinksPath } from "./portal-api.ts";
+import { MAX_PORTAL_LINK_SECONDS, portalLinkSchema, portalLinksPath } from "./portal-api.ts";
 
 const COMMAND = "portal-link create";
 
@@ -17,13 +17,19 @@ export interface LinkOptions extends GlobalOptions {
   readonly expiresIn?: string;
 }
 
-/** `--expires-in 10m` as the API's `expires_in`, whole seconds (the API bounds it). */
+/** `--expires-in 10m` as the API's `expires_in`: whole seconds, at most the contract's hour. */
 function expiresIn(value: string): number {
   const ms = parseDuration(value);
   if (ms === null) {
     throw usageError(
       COMMAND,
       `--expires-in takes a duration such as 90s, 10m or 1h, not ${JSON.stringify(value)}.`,
+    );
+  }
+  if (ms > MAX_PORTAL_LINK_SECONDS * 1000) {
+    throw usageError(
+      COMMAND,
+      `--expires-in may be at most 1h: a link is meant to be opened at once.`,
     );
   }
   return ms / 1000;

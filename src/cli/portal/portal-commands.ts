@@ -4,7 +4,8 @@ import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import { OPERATOR_KEY_HELP } from "../workspaces/workspaces-commands.ts";
 import type { LinkOptions } from "./link-create.ts";
-import { PORTAL_ROLES } from "./portal-api.ts";
+import { membersOf } from "../../contract/common.ts";
+import { PORTAL_ROLES, portalLinkSchema, portalSessionsEndedSchema } from "./portal-api.ts";
 
 /**
  * `svc portal-link create` and `svc portal-sessions end`: a workspace's customer portal over
@@ -15,11 +16,11 @@ import { PORTAL_ROLES } from "./portal-api.ts";
 
 const LINK: CommandSettings = {
   accepts: ["workspace", "raw", "dryRun", "timing"],
-  fields: ["url", "expires_at"],
+  fields: membersOf(portalLinkSchema),
 };
 const END: CommandSettings = {
   accepts: ["workspace", "raw", "dryRun", "timing"],
-  fields: ["ended"],
+  fields: membersOf(portalSessionsEndedSchema),
   output: "result",
 };
 
