@@ -100,7 +100,7 @@ describe("svc deliveries and svc events end to end", () => {
       "503",
       destination.id,
     ]);
-    assert.equal(row?.split(/\s+/).at(-1), "false", "no test event");
+    assert.equal(row.split(/\s+/).at(-1), "false", "no test event");
 
     const log = await svc(["deliveries", "get", id]);
     assertExit(log, 0);
