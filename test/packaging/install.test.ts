@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { delimiter, dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -41,6 +41,8 @@ describe("the npm package: packed, installed globally into a clean prefix, run",
   let dir: { path: string; cleanup: () => Promise<void> };
   let prefix: string;
   let packedFiles: string[];
+  /** A fresh project that installed the tarball as a dependency, as a platform's backend does. */
+  let app: string;
 
   before(async () => {
     dir = await tempDir();
@@ -64,6 +66,16 @@ describe("the npm package: packed, installed globally into a clean prefix, run",
       ),
       "npm install --global",
     );
+    app = join(dir.path, "app");
+    await mkdir(app);
+    await writeFile(
+      join(app, "package.json"),
+      JSON.stringify({ name: "backend", private: true, type: "module" }),
+    );
+    assertRan(
+      await npm(["install", join(dir.path, tarball.filename)], app),
+      "npm install in a fresh project",
+    );
   });
   after(() => dir.cleanup());
 
@@ -74,6 +86,8 @@ describe("the npm package: packed, installed globally into a clean prefix, run",
       "dist/src/bin/svc.js",
       "dist/src/index.js",
       "dist/src/index.d.ts",
+      "dist/src/client/index.js",
+      "dist/src/client/index.d.ts",
       "dist/ui/index.html",
       "migrations/sqlite/000001_init.sql",
       "migrations/postgres/000001_init.sql",
@@ -136,5 +150,68 @@ describe("the npm package: packed, installed globally into a clean prefix, run",
     const run = await runProcess(process.execPath, [script], { env });
     assertRan(run, "the import");
     assert.deepEqual(JSON.parse(run.stdout), { verified: true, refused: "signature_mismatch" });
+  });
+
+  it('import { createClient } from "svc-webhooks/client" works in a fresh project, typed, against the installed server', async () => {
+    const server = await startTestServer({
+      dataDir: join(dir.path, "client-data"),
+      bin: join(prefix, "bin", "svc"),
+      env,
+    });
+    try {
+      const script = join(app, "client-check.mjs");
+      await writeFile(
+        script,
+        [
+          `import { createClient, SvcApiError } from "${manifest.name}/client";`,
+          "const client = createClient({ baseUrl: process.argv[2], token: 'sk_not_a_key' });",
+          "const error = await client.destinations.list('ws_1').first().catch((e) => e);",
+          "console.log(JSON.stringify({ typed: error instanceof SvcApiError, code: error.code, status: error.status }));",
+        ].join("\n"),
+      );
+      const run = await runProcess(process.execPath, [script, server.url], { env, cwd: app });
+      assertRan(run, "the client's import");
+      assert.deepEqual(JSON.parse(run.stdout), {
+        typed: true,
+        code: "unauthenticated",
+        status: 401,
+      });
+    } finally {
+      assert.equal(await server.stop(), 0);
+    }
+    // The types resolve from the installed package: a wrong call does not compile.
+    await writeFile(
+      join(app, "check.ts"),
+      [
+        `import { createClient, type ErrorCode } from "${manifest.name}/client";`,
+        "const client = createClient({ baseUrl: 'http://127.0.0.1:1', token: 'sk_x' });",
+        "export async function publish(): Promise<string> {",
+        "  const event = await client.events.publish('ws_1', { type: 'job.completed', data: { object: {} } });",
+        "  const code: ErrorCode = 'not_found';",
+        "  // @ts-expect-error: a destination's url is a string",
+        "  await client.destinations.create('ws_1', { url: 1 });",
+        "  return event.id + code;",
+        "}",
+      ].join("\n"),
+    );
+    const tsc = join(packageRoot, "node_modules", "typescript", "bin", "tsc");
+    const compiled = await runProcess(
+      process.execPath,
+      [
+        tsc,
+        "--noEmit",
+        "--strict",
+        "--module",
+        "nodenext",
+        "--moduleResolution",
+        "nodenext",
+        "--target",
+        "es2022",
+        "--skipLibCheck",
+        "check.ts",
+      ],
+      { env, cwd: app },
+    );
+    assertRan(compiled, "tsc on a file using the installed client");
   });
 });

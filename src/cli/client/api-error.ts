@@ -1,4 +1,4 @@
-import { anyErrorSchema } from "../../contract/common.ts";
+import { errorEnvelope } from "../../client/errors.ts";
 import { AppError, isErrorCode, type ErrorCode } from "../../errors.ts";
 
 /**
@@ -32,9 +32,10 @@ export function errorFromResponse(
   text: string,
   url: string,
 ): AppError {
-  const parsed = anyErrorSchema.safeParse(body);
-  if (parsed.success) {
-    const { code, message, param } = parsed.data.error;
+  // The client's reading of the envelope: one for both.
+  const envelope = errorEnvelope(body);
+  if (envelope !== null) {
+    const { code, message, param } = envelope;
     return isErrorCode(code)
       ? new ApiError(code, message, status, param)
       : new ApiError(

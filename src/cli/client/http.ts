@@ -2,6 +2,7 @@ import diagnostics from "node:diagnostics_channel";
 import { performance } from "node:perf_hooks";
 import { AppError } from "../../errors.ts";
 import { errorCodes } from "../../lib/error-codes.ts";
+import { retryAfterMs } from "../../client/retry.ts";
 import { VERSION } from "../../version.ts";
 import { ApiError, errorFromResponse } from "./api-error.ts";
 
@@ -205,9 +206,9 @@ function interpret(request: PreparedRequest, response: Response, text: string): 
       text,
       address,
     );
-    const retryAfter = Number(response.headers.get("retry-after") ?? Number.NaN);
-    if (error instanceof ApiError && Number.isFinite(retryAfter))
-      error.retryAfterSeconds = retryAfter;
+    const retryAfter = retryAfterMs(response.headers.get("retry-after"));
+    if (error instanceof ApiError && retryAfter !== null)
+      error.retryAfterSeconds = retryAfter / 1000;
     throw error;
   }
   if (!parsed.ok) {

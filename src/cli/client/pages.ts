@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { pagesOf } from "../../client/pages.ts";
 import { pageOf } from "../../contract/common.ts";
 import { AppError } from "../../errors.ts";
 import { parseBody } from "./api-paths.ts";
@@ -43,20 +44,22 @@ export async function readPages<T extends z.ZodType>(
   const schema = pageOf(item);
   const items: z.output<T>[] = [];
   const bodies: string[] = [];
-  const cursors = new Set<string>();
-  let cursor: string | null = null;
-  do {
-    const response = await session.send(request(cursor));
-    const page = parseBody(schema, response);
+  let nextCursor: string | null = null;
+  // The client's paging (src/client/pages.ts): its cursor-following and its guard.
+  const pages = pagesOf(
+    async (cursor) => {
+      const response = await session.send(request(cursor));
+      bodies.push(response.text);
+      return parseBody(schema, response);
+    },
+    () => new AppError("bad_response", "The API repeated a pagination cursor; stopping."),
+  );
+  for await (const page of pages) {
     items.push(...page.data);
-    bodies.push(response.text);
-    cursor = page.next_cursor;
-    if (cursor !== null && cursors.has(cursor)) {
-      throw new AppError("bad_response", "The API repeated a pagination cursor; stopping.");
-    }
-    if (cursor !== null) cursors.add(cursor);
-  } while (pageAll && cursor !== null);
-  return { items, bodies, nextCursor: cursor };
+    nextCursor = page.next_cursor;
+    if (!pageAll) break;
+  }
+  return { items, bodies, nextCursor };
 }
 
 /** What `--dry-run --page-all` adds to the request it shows. */

@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { AppError } from "../../errors.ts";
 import { errorCodes } from "../../lib/error-codes.ts";
+import { withRetries } from "../../client/retry.ts";
 import { ApiError } from "./api-error.ts";
 import type { ApiResponse } from "./http.ts";
 
@@ -33,19 +33,19 @@ function retryDelay(error: unknown, attempt: number): number | null {
   return null;
 }
 
-/** Sends, and sends again while `retryDelay` says it is safe and useful. */
-export async function sendWithRetries(
+/**
+ * Sends, and sends again while `retryDelay` says it is safe and useful: the client's retry
+ * loop (src/client/retry.ts) with the CLI's policy.
+ */
+export function sendWithRetries(
   send: () => Promise<ApiResponse>,
   onRetry: (error: AppError, delayMs: number, nextAttempt: number) => void,
 ): Promise<ApiResponse> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await send();
-    } catch (error) {
-      const delay = retryDelay(error, attempt);
-      if (delay === null || !(error instanceof AppError)) throw error;
-      onRetry(error, delay, attempt + 1);
-      await sleep(delay);
-    }
-  }
+  return withRetries(
+    send,
+    (error, attempt) => (error instanceof AppError ? retryDelay(error, attempt) : null),
+    (error, delayMs, nextAttempt) => {
+      onRetry(error as AppError, delayMs, nextAttempt);
+    },
+  );
 }
