@@ -85,9 +85,22 @@ export interface Operation {
     readonly schema: z.ZodType;
     /** Its media type; `application/json` unless said. */
     readonly mediaType?: "text/event-stream";
+    /** Headers it carries besides the common ones (`Set-Cookie` of a browser sign-in). */
+    readonly headers?: Readonly<Record<string, ResponseHeader>>;
+    /** A whole answer, as the document shows it (it must match `schema`: the lint checks). */
+    readonly example?: unknown;
   };
+  /** A whole request body, as the document shows it. */
+  readonly bodyExample?: unknown;
   /** What it may refuse beyond what every operation may (`commonErrors`). */
   readonly errors: readonly ErrorCode[];
+}
+
+/** A response header an operation declares. */
+export interface ResponseHeader {
+  readonly description: string;
+  /** Whether every such answer carries it. */
+  readonly required: boolean;
 }
 
 /** What any `/v1` operation may answer, whatever it does. */
@@ -121,7 +134,13 @@ export function isOperatorOperation(operation: Operation): boolean {
   return (OPERATOR_SCOPES as readonly string[]).includes(operation.access);
 }
 
-/** What a change that needs a credential may answer besides: the dashboard's cookie without its CSRF token. */
+/**
+ * What an operation with a path parameter may answer besides: a malformed percent-encoding in
+ * a parameter's segment, which the router refuses before the route (decision 28).
+ */
+export const pathParamErrors: readonly ErrorCode[] = ["invalid_path"];
+
+/** What a change that takes the dashboard's cookie may answer besides: the cookie without its CSRF token. */
 export const cookieChangeErrors: readonly ErrorCode[] = ["csrf_token_invalid"];
 
 const listQueryErrors: readonly ErrorCode[] = ["invalid_cursor"];
@@ -453,6 +472,11 @@ export interface RouteAccess {
  * route the router matched, never the request's URL (decision 39): `listen%2Dsessions` is the
  * same route as `listen-sessions` to the router, and so to the checks.
  */
+/** Whether the dashboard's session cookie authenticates it (decisions 35, 39). */
+export function acceptsCookie(operation: Operation): boolean {
+  return operation.access !== "none" && operation.cookie !== false;
+}
+
 export function accessConfig(operation: Operation): { config: RouteAccess } {
   const cookie = operation.cookie === false ? { cookie: false as const } : {};
   switch (operation.access) {

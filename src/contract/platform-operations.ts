@@ -53,6 +53,7 @@ export const platformOperations = {
     path: "/v1/workspaces/{workspace}",
     tag: "Workspaces",
     summary: "Get a workspace",
+    description: "Its name, external id, metadata and times.",
     access: "workspaces:read",
     params: workspaceParams,
     success: { status: 200, description: "The workspace.", schema: workspaceSchema },
