@@ -424,6 +424,13 @@ export const operations = {
       status: 201,
       description: "The session, its cookie set.",
       schema: browserSignedInSchema,
+      headers: {
+        "Set-Cookie": {
+          description:
+            "The session cookie (`svc_session`, or `__Host-svc_session` over TLS): HttpOnly, SameSite=Strict, Path=/, until the session expires.",
+          required: true,
+        },
+      },
     },
     errors: ["invalid_credentials", "rate_limited"],
   },
@@ -445,7 +452,17 @@ export const operations = {
     description:
       "Revokes the session the request carries; with the dashboard's cookie, clears it too.",
     access: "credential",
-    success: { status: 200, description: "Revoked.", schema: signedOutSchema },
+    success: {
+      status: 200,
+      description: "Revoked.",
+      schema: signedOutSchema,
+      headers: {
+        "Set-Cookie": {
+          description: "Clears the session cookie, when the request came with it.",
+          required: false,
+        },
+      },
+    },
     errors: [],
   },
   ...platformOperations,
