@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isoTime, memberParams, pageOf } from "./common.ts";
+import { isoTime, memberParams } from "./common.ts";
 import { eventNames } from "./destinations.ts";
 
 /**
@@ -53,9 +53,13 @@ export const openedListenSessionSchema = listenSessionSchema
   })
   .meta({ id: "OpenedListenSession" });
 
-export const listenSessionPageSchema = pageOf(listenSessionSchema).meta({
-  id: "ListenSessionPage",
-});
+/**
+ * Every live session of a workspace, in one answer: there are at most 20, so the list has no
+ * pages, and no `next_cursor` that a paging client would follow (issue 30).
+ */
+export const listenSessionListSchema = z
+  .object({ data: z.array(listenSessionSchema) })
+  .meta({ id: "ListenSessionList" });
 
 export const listenSessionParams = memberParams(
   "The listen session's id.",

@@ -38,7 +38,7 @@ import { eventSummarySchema, listEventsQuery, publishBody } from "./events.ts";
 import { portalOperations } from "./portal-operations.ts";
 import {
   listenResultBody,
-  listenSessionPageSchema,
+  listenSessionListSchema,
   listenSessionParams,
   openedListenSessionSchema,
   openListenSessionBody,
@@ -331,14 +331,15 @@ export const operations = {
     path: "/v1/workspaces/{workspace}/listen-sessions",
     tag: "Listen",
     summary: "List listen sessions",
-    description: "The workspace's live listen sessions, newest first (at most 100).",
+    description:
+      "All the workspace's live listen sessions, newest first, in one answer: a workspace has at most 20, so the list has no pages.",
     access: "events:read",
     cookie: false,
     params: workspaceParams,
     success: {
       status: 200,
       description: "The sessions.",
-      schema: listenSessionPageSchema,
+      schema: listenSessionListSchema,
     },
     errors: [],
   },
