@@ -86,6 +86,20 @@ function headersOf(
   return Object.keys(headers).length === 0 ? undefined : headers;
 }
 
+/**
+ * An event stream's items, as OpenAPI 3.2 names them (`itemSchema`: the schema of each event,
+ * where `schema` would be the whole stream). A 3.1 document may not carry `itemSchema` itself:
+ * Redocly, Spectral and the 3.1 schema all refuse it. So `schema` is the one event (what 3.1
+ * generators read for `text/event-stream`), and `x-itemSchema` the same for 3.2-ready tools.
+ */
+function streamItems(operation: Operation): { "x-itemSchema"?: { $ref: string } } {
+  if (operation.success.mediaType !== "text/event-stream") return {};
+  // An extension is copied as it is, not rendered from zod: a reference to the rendered one.
+  const id = operation.success.schema.meta()?.id;
+  if (id === undefined) throw new Error(`${operation.path}: an event stream's schema needs an id`);
+  return { "x-itemSchema": { $ref: `#/components/schemas/${id}` } };
+}
+
 function withHeaders(headers: ReturnType<typeof headersOf>) {
   return headers === undefined ? {} : { headers };
 }
@@ -184,6 +198,7 @@ function operationObject(id: string, operation: Operation): ZodOpenApiOperationO
         content: {
           [operation.success.mediaType ?? "application/json"]: {
             schema: operation.success.schema,
+            ...streamItems(operation),
             ...examplesOf(operation.success.example),
           },
         },

@@ -41,8 +41,8 @@ import {
   listenSessionListSchema,
   listenSessionParams,
   openedListenSessionSchema,
+  listenStreamEventSchema,
   openListenSessionBody,
-  streamedNotificationSchema,
 } from "./listen.ts";
 
 /**
@@ -368,8 +368,9 @@ export const operations = {
     params: listenSessionParams,
     success: {
       status: 200,
-      description: "The stream.",
-      schema: streamedNotificationSchema,
+      description:
+        "A stream of server-sent events, each one ListenStreamEvent (`event`, `data` as JSON, `id` on a notification); a heartbeat is a comment line, which SSE parsers skip.",
+      schema: listenStreamEventSchema,
       mediaType: "text/event-stream",
     },
     errors: ["not_found", "listen_session_forbidden"],
