@@ -33,6 +33,7 @@ import {
   updateDestinationBody,
 } from "./destinations.ts";
 import { deliveryStatsQuery, deliveryStatsSchema } from "./delivery-stats.ts";
+import { examples } from "./examples.ts";
 import { platformOperations } from "./platform-operations.ts";
 import { eventSummarySchema, listEventsQuery, publishBody } from "./events.ts";
 import { portalOperations } from "./portal-operations.ts";
@@ -162,7 +163,12 @@ export const operations = {
     access: "webhooks:read",
     params: workspaceParams,
     query: listDestinationsQuery,
-    success: { status: 200, description: "A page of destinations.", schema: destinationPageSchema },
+    success: {
+      status: 200,
+      description: "A page of destinations.",
+      schema: destinationPageSchema,
+      example: examples.destinationPage,
+    },
     errors: listQueryErrors,
   },
   createWebhook: {
@@ -175,10 +181,12 @@ export const operations = {
     access: "webhooks:write",
     params: workspaceParams,
     body: createDestinationBody,
+    bodyExample: examples.createDestination,
     success: {
       status: 201,
       description: "The destination, with its signing secret.",
       schema: createdDestinationSchema,
+      example: examples.createdDestination,
     },
     errors: [...destinationUrlErrors, "destination_limit_reached"],
   },
@@ -230,7 +238,13 @@ export const operations = {
     access: "events:write",
     params: destinationParams,
     body: recoverBody,
-    success: { status: 202, description: "How many were queued.", schema: recoverySchema },
+    bodyExample: examples.recover,
+    success: {
+      status: 202,
+      description: "How many were queued.",
+      schema: recoverySchema,
+      example: examples.recovery,
+    },
     errors: ["not_found", "destination_inactive"],
   },
   publishEvent: {
@@ -243,7 +257,13 @@ export const operations = {
     access: "events:write",
     params: workspaceParams,
     body: publishBody,
-    success: { status: 202, description: "The notification's head.", schema: eventSummarySchema },
+    bodyExample: examples.publish,
+    success: {
+      status: 202,
+      description: "The notification's head.",
+      schema: eventSummarySchema,
+      example: examples.eventSummary,
+    },
     errors: ["data_too_deep", "not_found", "destination_inactive", "event_fan_out_exceeded"],
   },
   listEvents: {
@@ -305,7 +325,12 @@ export const operations = {
       "Sends the delivery again: the same bytes under the same Webhook-Id, freshly signed, the retry schedule started over. One waiting for its next attempt is made due now; one in flight is refused.",
     access: "events:write",
     params: deliveryParams,
-    success: { status: 202, description: "The delivery, pending.", schema: deliverySchema },
+    success: {
+      status: 202,
+      description: "The delivery, pending.",
+      schema: deliverySchema,
+      example: examples.retriedDelivery,
+    },
     errors: ["not_found", "delivery_expired", "delivery_in_flight", "destination_inactive"],
   },
   openListenSession: {
@@ -410,6 +435,7 @@ export const operations = {
     description: "A session for a user's e-mail address and password.",
     access: "none",
     body: signInBody,
+    bodyExample: examples.signIn,
     success: { status: 201, description: "The session and its token.", schema: signedInSchema },
     errors: ["invalid_credentials", "rate_limited"],
   },
