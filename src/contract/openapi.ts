@@ -15,6 +15,7 @@ import {
   commonErrors,
   pathParamErrors,
   isOperatorOperation,
+  isReplayableStatus,
   operations,
   operatorErrors,
   workspaceErrors,
@@ -63,11 +64,6 @@ const idempotentReplayed = header(
   { type: "string", const: "true" },
 );
 
-/** Whether a change's answer with this status is kept for replay (src/api/idempotency.ts). */
-function replayable(status: number): boolean {
-  return status < 500 && ![401, 403, 409, 429].includes(status);
-}
-
 function headersOf(
   operation: Operation,
   status: number,
@@ -77,7 +73,7 @@ function headersOf(
   // A 429 says when (sign-in limits); every 503 does (the catalog gives each one a delay).
   if (status === 429 || status === 503) headers["Retry-After"] = retryAfter;
   if (status === 401) headers["WWW-Authenticate"] = wwwAuthenticate;
-  if (operation.method !== "get" && replayable(status)) {
+  if (operation.method !== "get" && isReplayableStatus(status)) {
     headers["Idempotent-Replayed"] = idempotentReplayed;
   }
   for (const [name, { description, required }] of Object.entries(own)) {

@@ -127,6 +127,16 @@ export const changeErrors: readonly ErrorCode[] = [
   "storage_full",
 ];
 
+/**
+ * Whether a change's answer with this status is kept for its Idempotency-Key and replayed
+ * (decision 31's document says so with `Idempotent-Replayed`): successes, and client errors
+ * the same request would meet again, as Stripe does. Not 5xx (the operation may not have run,
+ * so a retry must be able to run it) nor 401/403/409/429, which say nothing about it.
+ */
+export function isReplayableStatus(status: number): boolean {
+  return status < 500 && ![401, 403, 409, 429].includes(status);
+}
+
 /** What an operator operation may answer besides: not an operator key, or one without the scope. */
 export const operatorErrors: readonly ErrorCode[] = ["operator_key_required", "insufficient_scope"];
 
