@@ -406,6 +406,8 @@ export interface DeliveryRecord {
   readonly state: DeliveryState;
   /** Why it failed; null unless `failed`. */
   readonly failureReason: FailureReason | null;
+  /** Its event is a test event, sent to this destination alone (decision 40). */
+  readonly test: boolean;
 }
 
 /**

@@ -26,3 +26,8 @@ ALTER TABLE delivery_attempts ADD COLUMN webhook_signature TEXT;
 -- A test event (`svc events send --destination`) is sent to one destination only, whatever it
 -- subscribes to; the log shows it as a test. NULL for every other event.
 ALTER TABLE events ADD COLUMN test_destination_id TEXT;
+
+-- The test event's one delivery is marked too, in the transaction that queues it, so that a
+-- delivery says it is a test without a join to its event on every list. Other publishes leave
+-- the default. A constant default: no rewrite of the table.
+ALTER TABLE deliveries ADD COLUMN test INTEGER NOT NULL DEFAULT 0;

@@ -99,7 +99,7 @@ export function addGlobalOptions(program: Command): Command {
     .option("--raw", "print the API's response body exactly as received")
     .option(
       "--output <path>",
-      "new file (mode 0600, never overwritten): the secret of webhooks create, admin init and admin keys create, the copy admin backup makes; for other API commands the printed result",
+      "new file (mode 0600, never overwritten): the secret of webhooks create, keys create, admin init and admin keys create, the copy admin backup makes; for other API commands the printed result",
     )
     .option("--no-pager", "never page output (default: long output on a terminal goes to $PAGER)")
     .option("--dry-run", "send nothing; print the request that would be sent, secrets redacted")

@@ -6,11 +6,14 @@ import { registerAuthCommands } from "./auth/auth-commands.ts";
 import { registerCompletionCommand } from "./completion/completion.ts";
 import { registerDeliveryCommands } from "./deliveries/deliveries-commands.ts";
 import { registerEventCommands } from "./events/events-commands.ts";
+import { registerKeyCommands } from "./keys/keys-commands.ts";
+import { registerPortalCommands } from "./portal/portal-commands.ts";
 import { addGlobalOptions, type GlobalOptions } from "./global-options.ts";
 import type { CliIo } from "./io.ts";
 import { registerListenCommand } from "./listen/listen.ts";
 import { registerServerCommand } from "./server/server-command.ts";
 import { registerWebhookCommands } from "./webhooks/webhooks-commands.ts";
+import { registerWorkspaceCommands } from "./workspaces/workspaces-commands.ts";
 
 /**
  * A command that knows what its handler takes (`action`'s settings), so that its help shows
@@ -82,7 +85,8 @@ Examples:
   $ svc webhooks create --url https://example.com/hooks --output whsec.txt
   $ svc events send --type job.completed --data '{"id":"job_42"}'
   $ svc deliveries list --status failed --since 1d
-  $ svc listen --forward-to http://localhost:3000/hooks   # to a server on your machine`,
+  $ svc listen --forward-to http://localhost:3000/hooks   # to a server on your machine
+  $ svc workspaces create --name Acme --external-id cus_8f2a61   # with an operator key`,
   );
   registerServerCommand(program, io);
   registerAdminCommands(program, io);
@@ -91,6 +95,9 @@ Examples:
   registerEventCommands(program, io);
   registerDeliveryCommands(program, io);
   registerListenCommand(program, io);
+  registerWorkspaceCommands(program, io);
+  registerKeyCommands(program, io);
+  registerPortalCommands(program, io);
   registerCompletionCommand(program, io);
   recordFailures(program, [], failure);
   return program;

@@ -24,6 +24,18 @@ const isoTime = z.iso.datetime({ offset: true });
 export const TIME_OPTION_HELP =
   "an ISO 8601 time with a zone (2026-11-25T09:00:00Z) or a duration back from now (30m, 2h, 7d)";
 
+/**
+ * A duration as these options write it (`90s`, `30m`, `2h`, `7d`, `1w`) in milliseconds; null
+ * when `value` is not one, or is zero. Also for times ahead of now (`--expires-in`).
+ */
+export function parseDuration(value: string): number | null {
+  const match = duration.exec(value.trim());
+  if (match === null) return null;
+  const [, amount = "", unit = "s"] = match;
+  const ms = Number.parseInt(amount, 10) * UNIT_MS[unit as keyof typeof UNIT_MS];
+  return ms > 0 ? ms : null;
+}
+
 /** The time `value` names, as the API takes it; `flag` (`--since`) and `command` for the error. */
 export function parseTimeOption(
   value: string,

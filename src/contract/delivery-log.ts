@@ -58,6 +58,10 @@ export const deliverySchema = z
     in_flight: z.boolean().meta({ description: "A worker is attempting it now." }),
     state: deliveryStateSchema,
     failure_reason: failureReasonSchema.nullable().meta({ description: "Null unless failed." }),
+    test: z.boolean().meta({
+      description:
+        "Its event is a test event (published with `destination`), sent to this destination alone.",
+    }),
   })
   .meta({ id: "Delivery" });
 export type DeliveryBody = z.infer<typeof deliverySchema>;

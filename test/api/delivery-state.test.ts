@@ -27,6 +27,7 @@ interface DeliveryJson {
   last_error: string | null;
   next_attempt_at: string | null;
   attempts: number;
+  test: boolean;
 }
 interface AttemptJson {
   status_code: number | null;
@@ -326,6 +327,78 @@ describe("every delivery says where it stands (decision 40)", () => {
     assert.equal(paused.json<{ error: { code: string } }>().error.code, "destination_inactive");
   });
 
+  it("a test event's delivery says it is a test, in the list, on its own and in its event; another's does not", async () => {
+    const destination = await register("test-flag");
+    const test = await publish({ destination: destination.id });
+    const normal = await publish();
+    const listed = await deliveryOf(test.id, destination.id);
+    assert.equal(listed.test, true, "in the list");
+    const got = (await api.call("GET", `/deliveries/${listed.id}`)).json<DeliveryJson>();
+    assert.equal(got.test, true, "on its own");
+    const event = (await api.call("GET", `/events/${test.id}`)).json<{
+      deliveries: DeliveryJson[];
+    }>();
+    assert.deepEqual(
+      event.deliveries.map((delivery) => delivery.test),
+      [true],
+    );
+    const other = await deliveryOf(normal.id, destination.id);
+    assert.equal(other.test, false, "a publish's delivery is no test");
+    assert.equal(
+      (await api.call("GET", `/deliveries/${other.id}`)).json<DeliveryJson>().test,
+      false,
+    );
+    const page = (await api.call("GET", `/deliveries?destination=${destination.id}`)).json<{
+      data: DeliveryJson[];
+    }>();
+    assert.deepEqual(
+      page.data.map((delivery) => [delivery.event_id, delivery.test]),
+      [
+        [normal.id, false],
+        [test.id, true],
+      ],
+    );
+  });
+
+  it("a retry of a delivery held by an open circuit answers it due now, and the next claim takes it", async () => {
+    const destination = await register("held-retry");
+    answer = { kind: "response", statusCode: 503 };
+    const event = await publish();
+    await attemptDue();
+    const until = new Date(clock.now().getTime() + 3_600_000);
+    await api.store.queue.openCircuit(destination.id, {
+      until,
+      opens: 1,
+      error: "an attempt failed (last: the receiver answered 503)",
+      failCreatedBefore: new Date(0),
+    });
+    const held = await deliveryOf(event.id, destination.id);
+    assert.equal(held.state, "circuit_open");
+    assert.equal(held.next_attempt_at, until.toISOString());
+
+    const retried = await api.call("POST", `/deliveries/${held.id}/retry`, { body: {} });
+    assert.equal(retried.statusCode, 202, retried.body);
+    const body = retried.json<DeliveryJson>();
+    assert.equal(body.state, "retry_scheduled");
+    assert.equal(
+      body.next_attempt_at,
+      clock.now().toISOString(),
+      "due now, not at the circuit's end",
+    );
+    assert.equal((await circuitOf(destination.id)).state, "half_open");
+    const listed = await deliveryOf(event.id, destination.id);
+    assert.equal(listed.state, "retry_scheduled");
+    assert.equal(listed.next_attempt_at, clock.now().toISOString());
+
+    answer = { kind: "response", statusCode: 200 };
+    const claims = await attemptDue();
+    assert.ok(
+      claims.some((claim) => claim.eventId === event.id && claim.destination.id === destination.id),
+      "the worker takes it now, as the probe",
+    );
+    assert.equal((await deliveryOf(event.id, destination.id)).state, "delivered");
+  });
+
   it("svc events send --destination sends a test event; svc deliveries get and svc webhooks get say where things stand", async () => {
     await api.app.listen({ port: 0, host: "127.0.0.1" });
     const { port } = api.app.server.address() as AddressInfo;
@@ -368,6 +441,12 @@ describe("every delivery says where it stands (decision 40)", () => {
       /^next attempt: \S+ \(held by the destination's open circuit until then\)$/m,
     );
     assert.match(got.stdout, /^last error: {3}the receiver answered 500$/m);
+    assert.match(got.stdout, /^event: {8}evt_\S+ \(job\.failed, a test event\)$/m);
+    const listed = await svc(["deliveries", "list", "--destination", destination.id]);
+    assert.equal(listed.status, 0, listed.stderr);
+    const [header, row] = listed.stdout.trimEnd().split("\n");
+    assert.equal(header?.split(/\s+/).at(-1), "TEST");
+    assert.equal(row?.split(/\s+/).at(-1), "true");
 
     const webhook = await svc(["webhooks", "get", destination.id]);
     assert.equal(webhook.status, 0, webhook.stderr);

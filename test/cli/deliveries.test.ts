@@ -292,6 +292,7 @@ describe("svc events and svc deliveries against the API (issue 17)", () => {
         "LAST_STATUS_CODE",
         "DESTINATION_ID",
         "CREATED_AT",
+        "TEST",
       ]);
       assert.equal(rows.length, 4);
       const byId = new Map(rows.map((row) => [row.split(/\s+/)[0], row.split(/\s+/).slice(1, 8)]));
@@ -359,6 +360,7 @@ describe("svc events and svc deliveries against the API (issue 17)", () => {
         "in_flight",
         "state",
         "failure_reason",
+        "test",
       ]);
       const selected = envelope<Record<string, unknown>[]>(
         await svc([

@@ -36,4 +36,22 @@ describe("svc --help, everywhere (issue 19)", () => {
     assert.match(command.stdout, /Global Options:[\s\S]*--dry-run/);
     assert.doesNotMatch(command.stdout, /--page-all/);
   });
+
+  it("the operator's remote commands say which key they need; webhooks keeps its five", async () => {
+    for (const group of ["workspaces", "keys", "portal-link", "portal-sessions"]) {
+      const run = await runCliInMemory([group, "--help"], { env: {} });
+      assert.match(run.stdout, /SERVICE_API_KEY \(svc_op_…/, group);
+      assert.match(run.stdout, /operator_key_required/, group);
+    }
+    const link = await runCliInMemory(["portal-link", "create", "--help"], { env: {} });
+    assert.match(link.stdout, /printed on stdout alone: it is a bearer credential/);
+    assert.doesNotMatch(link.stdout, /--output/, "the URL is never written to a file");
+    const webhooks = buildProgram({ env: {} } as unknown as CliIo).commands.find(
+      (command) => command.name() === "webhooks",
+    );
+    assert.deepEqual(
+      webhooks?.commands.map((command) => command.name()),
+      ["list", "create", "get", "update", "delete"],
+    );
+  });
 });

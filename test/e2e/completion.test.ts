@@ -53,6 +53,15 @@ describe("svc completion", () => {
       "--help",
     ]);
     assert.deepEqual(await offered("deliveries", "re"), ["retry", "recover"]);
+    // The operator's remote commands (decision 42), beside the host's `svc admin`.
+    assert.deepEqual(await offered("wo"), ["workspaces"]);
+    assert.deepEqual(await offered("portal"), ["portal-link", "portal-sessions"]);
+    assert.deepEqual(await offered("keys", ""), ["list", "create", "revoke", "-h", "--help"]);
+    assert.deepEqual(await offered("workspaces", "delete", "ws_1", "--c"), ["--cascade"]);
+    assert.deepEqual(await offered("keys", "create", "--expires-"), [
+      "--expires-at",
+      "--expires-in",
+    ]);
   });
 
   it("bash: offers a command's own options and the global options it takes, past ids and values", async () => {

@@ -87,7 +87,7 @@ describe("svc deliveries and svc events end to end", () => {
     const [header, ...rows] = failed.stdout.trimEnd().split("\n");
     assert.match(
       header ?? "",
-      /^ID +EVENT_TYPE +STATUS +STATE +FAILURE_REASON +ATTEMPTS +LAST_STATUS_CODE +DESTINATION_ID +CREATED_AT$/,
+      /^ID +EVENT_TYPE +STATUS +STATE +FAILURE_REASON +ATTEMPTS +LAST_STATUS_CODE +DESTINATION_ID +CREATED_AT +TEST$/,
     );
     const row = rows.find((line) => line.startsWith(`${id} `));
     assert.deepEqual(row?.split(/\s+/).slice(0, 8), [
@@ -100,6 +100,7 @@ describe("svc deliveries and svc events end to end", () => {
       "503",
       destination.id,
     ]);
+    assert.equal(row.split(/\s+/).at(-1), "false", "no test event");
 
     const log = await svc(["deliveries", "get", id]);
     assertExit(log, 0);

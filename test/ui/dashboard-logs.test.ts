@@ -234,6 +234,15 @@ describe("the dashboard's logs in a browser", () => {
     await row.locator(".badge.delivered").waitFor({ timeout: 20_000 });
     await row.locator(".badge.test").waitFor();
     await screenshot(page, "24-test-event-sent");
+    // The delivery says it is a test, not the page's memory of what it sent: after a reload too.
+    await page.reload();
+    await rowOf(eventId).locator(".badge.delivered").waitFor();
+    await rowOf(eventId).locator(".badge.test").waitFor();
+    await rowOf(eventId)
+      .getByRole("link", { name: /^Attempts of dlv_/ })
+      .click();
+    await page.getByRole("heading", { name: /^Delivery of evt_\S+ test$/ }).waitFor();
+    await page.goBack();
 
     await page.goto(`${ui()}#/w/${fixture.owner.id}/events`);
     const eventRow = page.getByRole("row", { name: new RegExp(eventId) });
@@ -244,6 +253,59 @@ describe("the dashboard's logs in a browser", () => {
       .getByRole("table", { name: `Deliveries of ${eventId}` })
       .getByRole("link", { name: destination.url })
       .waitFor();
+  });
+
+  it("a delivery held by an open circuit offers Retry now, which sends it at once; a delivered one offers Resend", async () => {
+    const target = await receiver(503);
+    const destination = await createDestination(target, "held");
+    await publish("job_held_1");
+    await publish("job_held_2");
+    await eventually(
+      async () => {
+        const got = await api.get<{ circuit: CircuitJson }>(
+          inWorkspace(`/webhooks/${destination.id}`),
+        );
+        return got.body.circuit.state === "open" ? true : undefined;
+      },
+      { what: "the circuit to open" },
+    );
+    // Published while the circuit is open: held until it ends, an hour from now.
+    const heldId = await publish("job_held_3");
+    const held = await eventually(
+      async () => {
+        const got = await api.get<{ data: DeliveryJson[] }>(
+          inWorkspace(`/deliveries?event=${heldId}`),
+        );
+        return got.body.data[0]?.state === "circuit_open" ? got.body.data[0] : undefined;
+      },
+      { what: "the third delivery to be held by the circuit" },
+    );
+    assert.ok(held.next_attempt_at !== null);
+    assert.ok(Date.parse(held.next_attempt_at) > Date.now() + 30 * 60_000, "held for long");
+    target.setResponder(always(200));
+    const arrivals = (count: number) =>
+      eventually(
+        () => {
+          const got = target.requests.filter((request) => request.headers["webhook-id"] === heldId);
+          return Promise.resolve(got.length >= count ? got : undefined);
+        },
+        { what: `${count} request(s) of ${heldId} at the receiver` },
+      );
+
+    await page.goto(`${ui()}#/w/${fixture.owner.id}/destinations/${destination.id}`);
+    const row = rowOf(heldId);
+    await row.getByText("Held: circuit open").waitFor();
+    await row.getByRole("button", { name: "Retry now" }).click();
+    await row.getByRole("status").getByText("Retry queued: due now.").waitFor();
+    await screenshot(page, "27-held-delivery-retried-now");
+    // Never attempted before, and held for an hour: any arrival now is the retry's.
+    await arrivals(1);
+    await row.locator(".badge.delivered").waitFor({ timeout: 20_000 });
+
+    // Delivered: the API sends it again on request, as Stripe's and Svix's Resend.
+    await row.getByRole("button", { name: "Resend" }).click();
+    await row.getByRole("status").getByText("Resend queued.").waitFor();
+    await arrivals(2);
   });
 
   it("filters kept in the URL and Load more reach the oldest of 200 events and of 200 deliveries", async () => {

@@ -194,8 +194,8 @@ describe("the customer portal, embedded", () => {
       `tr[data-delivery^="dlv_${published.body.id.slice(4)}"][data-status="delivered"]`,
     );
     await row.waitFor({ timeout: 20_000 });
-    await row.getByRole("button", { name: "Retry" }).click();
-    await row.getByRole("status").getByText("Retry queued.").waitFor();
+    await row.getByRole("button", { name: "Resend" }).click();
+    await row.getByRole("status").getByText("Resend queued.").waitFor();
     const [, again] = await target.waitForRequests(2);
     assert.ok(again);
     assert.equal(again.headers["webhook-id"], published.body.id, "the same notification");

@@ -79,6 +79,8 @@ export interface Delivery {
   state: DeliveryState | (string & {});
   /** Why it failed; null unless failed (reasons may be added). */
   failure_reason: string | null;
+  /** Its event is a test event, sent to this destination alone. */
+  test: boolean;
 }
 
 export interface Attempt {

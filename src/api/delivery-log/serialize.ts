@@ -49,6 +49,7 @@ export function deliveryBody(delivery: DeliveryRecord): DeliveryBody {
     in_flight: delivery.inFlight,
     state: delivery.state,
     failure_reason: delivery.failureReason,
+    test: delivery.test,
   };
 }
 

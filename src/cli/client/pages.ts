@@ -3,7 +3,7 @@ import { pageOf } from "../../contract/common.ts";
 import { AppError } from "../../errors.ts";
 import { parseBody } from "./api-paths.ts";
 import type { ApiRequest } from "./http.ts";
-import type { ApiSession } from "./session.ts";
+import type { ApiClient } from "./session.ts";
 
 /** --page-all asks for the API's largest page: the fewest round trips. */
 export const PAGE_ALL_LIMIT = "100";
@@ -35,7 +35,7 @@ export function pageQuery(
  * the API gives twice would loop for ever, so it stops with `bad_response`.
  */
 export async function readPages<T extends z.ZodType>(
-  session: ApiSession,
+  session: ApiClient,
   item: T,
   request: (cursor: string | null) => ApiRequest,
   pageAll: boolean,

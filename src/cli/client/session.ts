@@ -19,12 +19,16 @@ import {
 /** The whole exchange, connection to last byte; the API answers in milliseconds. */
 export const REQUEST_TIMEOUT_MS = 30_000;
 
-/** The API as one command sees it: where, as whom, and in which workspace. */
-export interface ApiSession {
-  readonly workspace: string;
+/** The API as one command sees it: where and as whom. */
+export interface ApiClient {
   /** The request as it would be sent (for `--dry-run`). */
   prepare(request: ApiRequest): PreparedRequest;
   send(request: ApiRequest): Promise<ApiResponse>;
+}
+
+/** The API as a workspace's command sees it: also in which workspace. */
+export interface ApiSession extends ApiClient {
+  readonly workspace: string;
 }
 
 /**
@@ -58,7 +62,6 @@ function reachableWorkspaces(
  */
 export async function openSession(options: GlobalOptions, io: CliIo): Promise<ApiSession> {
   const credentials = await resolveCredentials(io.env);
-  const { token } = credentials;
   const base = resolveApiUrl(io.env, credentials.saved?.api_url);
   const onTiming = timingReporter(options, io);
   const workspace = await resolveClientWorkspace(
@@ -66,13 +69,31 @@ export async function openSession(options: GlobalOptions, io: CliIo): Promise<Ap
     io.env,
     reachableWorkspaces(credentials, base, options.dryRun === true, onTiming),
   );
+  return { workspace, ...clientOf(credentials.token, base, onTiming, io) };
+}
+
+/**
+ * The API without a workspace of its own: the operator's commands (`svc workspaces`, decision
+ * 42), which name the workspace in their path when they act on one.
+ */
+export async function openClient(options: GlobalOptions, io: CliIo): Promise<ApiClient> {
+  const credentials = await resolveCredentials(io.env);
+  const base = resolveApiUrl(io.env, credentials.saved?.api_url);
+  return clientOf(credentials.token, base, timingReporter(options, io), io);
+}
+
+function clientOf(
+  token: string,
+  base: URL,
+  onTiming: ((timing: RequestTiming) => void) | undefined,
+  io: CliIo,
+): ApiClient {
   const sendOnce = (prepared: PreparedRequest): Promise<ApiResponse> =>
     sendRequest(prepared, {
       timeoutMs: REQUEST_TIMEOUT_MS,
       ...(onTiming === undefined ? {} : { onTiming }),
     });
   return {
-    workspace,
     prepare: (request) => prepareRequest(base, token, request),
     send: (request) => {
       const prepared = prepareRequest(base, token, request);

@@ -28,6 +28,7 @@ export const DELIVERY_COLUMNS = [
   "last_status_code",
   "destination_id",
   "created_at",
+  "test",
 ] as const;
 
 /** `deliveries get`: a delivery, every attempt kept, and how many were made in all. */

@@ -32,7 +32,7 @@ function describeDelivery(delivery: DeliveryDetailBody): string {
     count === kept ? String(count) : `${count} (the oldest ${count - kept} no longer kept)`;
   const header = [
     `id:           ${delivery.id}`,
-    `event:        ${delivery.event_id} (${delivery.event_type})`,
+    `event:        ${delivery.event_id} (${delivery.event_type}${delivery.test ? ", a test event" : ""})`,
     `destination:  ${delivery.destination_id}`,
     `status:       ${delivery.status}`,
     `state:        ${standing(delivery)}`,
@@ -68,12 +68,12 @@ export function registerGet(group: Command, io: CliIo): void {
     .addHelpText(
       "after",
       `
-Shows the delivery's event, destination, status, where it stands (waiting, in_flight,
-retry_scheduled, circuit_open, delivered, or failed with its reason: retries exhausted,
-circuit open, destination refused, deleted or inactive), its next attempt and last error,
-then one line per attempt,
-oldest first: when, its number, the receiver's status code (--- when none came), how long it
-took, and the first line of the receiver's answer (at most 2 KiB of it is kept) or the error.
+Shows the delivery's event (and whether it is a test event), destination, status, where it
+stands (waiting, in_flight, retry_scheduled, circuit_open, delivered, or failed with its
+reason: retries exhausted, circuit open, destination refused, deleted or inactive), its next
+attempt and last error, then one line per attempt, oldest first: when, its number, the
+receiver's status code (--- when none came), how long it took, and the first line of the
+receiver's answer (at most 2 KiB of it is kept) or the error.
 --json gives the whole of each attempt (attempts[], and attempt_count). A delivery older than
 the server keeps events is delivery_expired (exit 5). Needs the events:read scope.
 

@@ -96,10 +96,11 @@ export function registerList(group: Command, io: CliIo): void {
       `
 A delivery is one event to one destination: pending (queued, or waiting for its next
 attempt), delivered (a 2xx was received) or failed (its retries are spent). The table shows
-id, event_type, status, attempts, last_status_code, destination_id and created_at; --json
-and --fields give every member (next_attempt_at, last_error, in_flight…). Prints the first
-page and says on stderr when there are more; --page-all follows every page. Needs the
-events:read scope.
+id, event_type, status, state, failure_reason, attempts, last_status_code, destination_id,
+created_at and test (true for a test event's: svc events send --destination); --json and
+--fields give every member (next_attempt_at, last_error, in_flight…). Prints the first page
+and says on stderr when there are more; --page-all follows every page. Needs the events:read
+scope.
 
 Examples:
   $ svc deliveries list --status failed

@@ -3,7 +3,7 @@ import { displayValue, isRecord } from "./values.ts";
 
 /**
  * One resource as `key: value` lines, values aligned; a nested object (such as
- * `last_delivery`) as indented lines below its key, and null as `none`.
+ * `last_delivery`) as indented lines below its key (`{}` when empty), and null as `none`.
  */
 export function renderKeyValue(record: Readonly<Record<string, unknown>>, indent = ""): string {
   const keys = Object.keys(record);
@@ -14,6 +14,8 @@ export function renderKeyValue(record: Readonly<Record<string, unknown>>, indent
       const name = printable(key);
       const label = `${indent}${`${name}:`.padEnd(width)}`;
       if (value === null) return `${label} none`;
+      // An empty object (a workspace's metadata) as the table shows it, not as a blank line.
+      if (isRecord(value) && Object.keys(value).length === 0) return `${label} {}`;
       if (isRecord(value)) return `${indent}${name}:\n${renderKeyValue(value, `${indent}  `)}`;
       return `${label} ${displayValue(value)}`;
     })

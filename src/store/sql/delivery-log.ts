@@ -49,6 +49,7 @@ interface DeliveryRow extends Record<string, unknown> {
   last_error: string | null;
   lease_owner: string | null;
   failure_reason: FailureReason | null;
+  test: number | boolean;
   circuit_open_until: number | string | null;
 }
 
@@ -56,7 +57,7 @@ interface DeliveryRow extends Record<string, unknown> {
 const deliveryColumns = `dl.seq, dl.event_id, dl.destination_id, dl.event_type,
   dl.status, dl.attempts, dl.created_at, dl.last_attempt_at,
   COALESCE(dl.next_attempt_at, dl.listen_due_at) AS next_attempt_at,
-  dl.last_status_code, dl.last_error, dl.lease_owner, dl.failure_reason,
+  dl.last_status_code, dl.last_error, dl.lease_owner, dl.failure_reason, dl.test,
   (SELECT d.circuit_open_until FROM destinations d WHERE d.id = dl.destination_id)
     AS circuit_open_until`;
 
@@ -113,6 +114,7 @@ function toDeliveryRecord(row: DeliveryRow, now: number): DeliveryRecord {
     inFlight,
     state,
     failureReason: row.status === "failed" ? (row.failure_reason ?? "retries_exhausted") : null,
+    test: toBoolean(row.test),
   };
 }
 

@@ -263,8 +263,10 @@ async function writeInTransaction(
  * A test event (decision 40): the event and one pending delivery to `destinationId` alone,
  * whatever it subscribes to, in one transaction (the outbox, as any publish), due at once or
  * when the destination's circuit ends. Not batched with publishes: tests are rare, and the
- * publish statement stays as it is. Returns whether the delivery was queued (false: the
- * destination is not an active webhook of the event's workspace, and nothing was written).
+ * publish statement stays as it is. Its delivery is marked `test` here, so that the log reads
+ * it from the delivery's row; a publish leaves the column's default. Returns whether the
+ * delivery was queued (false: the destination is not an active webhook of the event's
+ * workspace, and nothing was written).
  */
 export async function publishTestEvent(
   db: Database,
@@ -297,9 +299,17 @@ export async function publishTestEvent(
     );
     await tx.execute(
       `INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
-                               attempts, next_attempt_at, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, $6)`,
-      [event.id, destinationId, event.workspaceId, event.type, Number(destination.due_at), created],
+                               attempts, next_attempt_at, created_at, updated_at, test)
+       VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, $6, $7)`,
+      [
+        event.id,
+        destinationId,
+        event.workspaceId,
+        event.type,
+        Number(destination.due_at),
+        created,
+        true,
+      ],
     );
     return true;
   });

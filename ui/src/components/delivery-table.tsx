@@ -4,11 +4,11 @@ import { api, inWorkspace } from "../api.ts";
 import { useDestinationNames } from "../destination-names.ts";
 import { outcomeOf } from "../format.ts";
 import { messageOf } from "../hooks.ts";
+import { repairOf } from "../repair.ts";
 import { href } from "../routes.ts";
 import { standingOf } from "../standing.ts";
 import type { Delivery } from "../types.ts";
 import { DestinationLabel } from "./destination-label.tsx";
-import { isSentTest } from "./send-test.tsx";
 import { Time } from "./time.tsx";
 
 /** Which columns a log shows besides those of every log: its event, its destination. */
@@ -20,8 +20,8 @@ export interface LogColumns {
 /**
  * Deliveries, newest first, one row each with headed, aligned columns: where it stands (and
  * why), its event, its destination by URL, attempts, the last answer, the next attempt, when
- * it was made; a link to its attempts (the request as sent and the answer), and Retry, whose
- * outcome is said in the row.
+ * it was made, and whether it is a test; a link to its attempts (the request as sent and the
+ * answer), and Retry / Retry now / Resend (`repairOf`), whose outcome is said in the row.
  */
 export function DeliveryTable({
   workspaceId,
@@ -103,16 +103,17 @@ function DeliveryRow({
   const [message, setMessage] = useState<string | null>(null);
   const standing = standingOf(delivery);
   const eventLink = href({ page: "event", workspace: workspaceId, id: delivery.event_id });
-  const retry = async (): Promise<void> => {
+  const repair = canRetry ? repairOf(delivery) : null;
+  const retry = async (done: string): Promise<void> => {
     try {
       await api(
         "POST",
         inWorkspace(workspaceId, `/deliveries/${encodeURIComponent(delivery.id)}/retry`),
       );
-      setMessage("Retry queued.");
+      setMessage(done);
       onChanged();
     } catch (failure) {
-      setMessage(`Not retried: ${messageOf(failure)}`);
+      setMessage(`Not sent again: ${messageOf(failure)}`);
     }
   };
 
@@ -121,13 +122,15 @@ function DeliveryRow({
       <td data-label="Status">
         <div>
           <span class={`badge ${standing.tone}`}>{standing.label}</span>
+          {/* Where the event type is not a column (an event's page), the test shows here. */}
+          {delivery.test && !columns.event && <span class="badge test">test</span>}
           {standing.reason !== null && <span class="reason">{standing.reason}</span>}
         </div>
       </td>
       {columns.event && (
         <td data-label="Event type">
           <a href={eventLink}>{delivery.event_type}</a>
-          {isSentTest(delivery.event_id) && <span class="badge test">test</span>}
+          {delivery.test && <span class="badge test">test</span>}
         </td>
       )}
       {columns.event && (
@@ -164,9 +167,9 @@ function DeliveryRow({
           <a href={href({ page: "delivery", workspace: workspaceId, id: delivery.id })}>
             Attempts<span class="visually-hidden"> of {delivery.id}</span>
           </a>
-          {canRetry && !delivery.in_flight && delivery.status !== "pending" && (
-            <button type="button" class="small" onClick={() => void retry()}>
-              Retry
+          {repair !== null && (
+            <button type="button" class="small" onClick={() => void retry(repair.done)}>
+              {repair.label}
             </button>
           )}
           <span role="status" class="row-message">

@@ -6,20 +6,9 @@ import { href } from "../routes.ts";
 import { EVENT_TYPES, type Destination, type EventSummary } from "../types.ts";
 
 /**
- * The test events sent from this page load: the log marks their deliveries as tests (a
- * delivery does not say whether its event was one; its event does, on the event's page and
- * in the events list).
- */
-const sentTests = new Set<string>();
-
-export function isSentTest(eventId: string): boolean {
-  return sentTests.has(eventId);
-}
-
-/**
  * "Send test event": an event of a type the destination subscribes to, published to it alone
  * (`destination` in the publish body), through the outbox and signed as any notification. It
- * shows in the log below as a test.
+ * shows in the log below as a test (the delivery's `test`).
  */
 export function SendTestEvent({
   workspaceId,
@@ -46,7 +35,6 @@ export function SendTestEvent({
         data: { object: { id: "test", message: "A test event sent from the svc dashboard." } },
         destination: destination.id,
       });
-      sentTests.add(sent.id);
       setMessage({ text: "Test event sent:", eventId: sent.id });
       onSent();
     } catch (failure) {

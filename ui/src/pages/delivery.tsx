@@ -5,6 +5,7 @@ import { Time } from "../components/time.tsx";
 import { useDestinationNames, type DestinationName } from "../destination-names.ts";
 import { grants, outcomeOf, plural } from "../format.ts";
 import { messageOf, useLoad } from "../hooks.ts";
+import { repairOf } from "../repair.ts";
 import { href } from "../routes.ts";
 import { standingOf } from "../standing.ts";
 import type { Attempt, DeliveryDetail, EventDetail, WorkspaceAccess } from "../types.ts";
@@ -51,15 +52,14 @@ export function DeliveryPage({ workspace, id }: { workspace: WorkspaceAccess; id
   const body = event.data === null ? null : notificationOf(event.data);
   const newestFirst = [...current.attempts].reverse();
   const shown = all ? newestFirst : newestFirst.slice(0, attemptsShown);
-  const canRetry =
-    grants(workspace.scopes, "events:write") && !current.in_flight && current.status !== "pending";
-  const retry = async (): Promise<void> => {
+  const repair = grants(workspace.scopes, "events:write") ? repairOf(current) : null;
+  const retry = async (done: string): Promise<void> => {
     try {
       await api("POST", `${path}/retry`);
-      setMessage("Retry queued.");
+      setMessage(done);
       delivery.reload();
     } catch (failure) {
-      setMessage(`Not retried: ${messageOf(failure)}`);
+      setMessage(`Not sent again: ${messageOf(failure)}`);
     }
   };
 
@@ -70,6 +70,7 @@ export function DeliveryPage({ workspace, id }: { workspace: WorkspaceAccess; id
       </p>
       <h1>
         Delivery of <span class="id">{current.event_id}</span>
+        {current.test && <span class="badge test">test</span>}
       </h1>
       <dl class="facts">
         <dt>Status</dt>
@@ -102,11 +103,13 @@ export function DeliveryPage({ workspace, id }: { workspace: WorkspaceAccess; id
           <Time iso={current.created_at} />
         </dd>
       </dl>
-      {canRetry && (
+      {(repair !== null || message !== null) && (
         <div class="controls">
-          <button type="button" onClick={() => void retry()}>
-            Retry now
-          </button>
+          {repair !== null && (
+            <button type="button" onClick={() => void retry(repair.done)}>
+              {repair.label}
+            </button>
+          )}
           <span role="status">{message}</span>
         </div>
       )}
