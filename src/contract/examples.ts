@@ -43,6 +43,7 @@ export const examples = {
     in_flight: false,
     state: "waiting",
     failure_reason: null,
+    test: false,
   },
   recover: { since: "2026-11-24T12:00:00Z" },
   recovery: { queued: 12 },
