@@ -59,8 +59,8 @@ function fromFastifyError(error: FastifyError, request: FastifyRequest): AppErro
 
 /**
  * Every error leaves the API as `{"error":{"code","message","param"?}}` with the status from
- * the catalog, and a `Retry-After` header when the error says when to try again (every 503
- * does: see the catalog). Unexpected errors are logged whole and answered as `internal_error`, without
+ * the catalog, a `Retry-After` header when the error says when to try again (every 503
+ * does: see the catalog), and `WWW-Authenticate: Bearer` on every 401. Unexpected errors are logged whole and answered as `internal_error`, without
  * their detail. A path that exists with other methods is 405 with `Allow`; one that does not,
  * 404 `route_not_found`.
  */
@@ -105,6 +105,9 @@ function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.retryAfterSeconds !== undefined) {
     void reply.header("retry-after", String(error.retryAfterSeconds));
   }
+  // RFC 9110 §15.5.2: a 401 names the scheme to authenticate with. The dashboard's cookie
+  // is a way to carry a session token, not a scheme of HTTP's.
+  if (error.status === 401) void reply.header("www-authenticate", "Bearer");
   return reply.status(error.status ?? 500).send(errorBody(error));
 }
 

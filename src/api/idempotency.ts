@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { idempotencyResponseContext } from "../crypto/sealing-contexts.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
+import { isReplayableStatus } from "../contract/operations.ts";
 import { AppError } from "../errors.ts";
 import type { Store } from "../interfaces.ts";
 import { principalOf, type Credential } from "./auth/credential.ts";
@@ -18,13 +19,12 @@ const maxKeyLength = 255;
 const mutatingMethods = new Set(["POST", "PATCH", "DELETE"]);
 
 /**
- * Responses kept for replay: successes, and client errors that the same request would meet
- * again (validation, not found), as Stripe does. Not kept: 5xx (the operation may not have
- * run, so a retry must be able to run it) nor 401/403/409/429, which say nothing about the
- * operation. Keys are taken only after authorisation.
+ * Responses kept for replay: those of a status the contract says (`isReplayableStatus`:
+ * successes and the client errors the same request would meet again). Keys are taken only
+ * after authorisation.
  */
 function isReplayable(status: number, payload: string): boolean {
-  if (status >= 500 || [401, 403, 409, 429].includes(status)) return false;
+  if (!isReplayableStatus(status)) return false;
   // A host name that did not resolve may resolve in a minute: not the same request's fate.
   return !(status === 400 && payload.includes('"code":"url_unresolvable"'));
 }

@@ -36,7 +36,9 @@ export const signedInSchema = z
   .object({
     token: z
       .string()
-      .startsWith("svs_")
+      // A pattern, not startsWith(): zod renders that as `format: "starts_with"`, no format
+      // OpenAPI tools know (issue 30).
+      .regex(/^svs_/)
       .meta({ description: "The session's bearer token, shown once." }),
     expires_at: isoTime,
     user,

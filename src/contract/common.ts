@@ -20,7 +20,9 @@ export const timeInput = z.iso
 
 /**
  * A whole number in a query string: decimal digits only (no sign, spaces, hex or exponent),
- * from `min` to `max`.
+ * from `min` to `max`. The server parses the query's text strictly; the document says what
+ * that text must spell, an integer and its bounds (issue 30), which is what a client types
+ * and a validating proxy checks: OpenAPI's query parameters are serialised from that schema.
  */
 export function queryInteger(min: number, max: number) {
   return z
@@ -32,7 +34,13 @@ export function queryInteger(min: number, max: number) {
         .number()
         .min(min, { error: `must be at least ${min}` })
         .max(max, { error: `must be at most ${max}` }),
-    );
+    )
+    .meta({
+      override: ({ jsonSchema }) => {
+        delete jsonSchema.pattern; // the digits' pattern is the string's, not the integer's
+        Object.assign(jsonSchema, { type: "integer", minimum: min, maximum: max });
+      },
+    });
 }
 
 /** The members of an answer's object schema, in their order: what the CLI's `--fields` takes. */
@@ -44,7 +52,8 @@ export function membersOf(schema: z.ZodObject): string[] {
 export const pageQuery = {
   limit: queryInteger(1, 100)
     .default(20)
-    .meta({ description: "Items per page, 1 to 100.", examples: ["20"] }),
+    // Spelled out: zod renders no default, nor the examples, of a default over a transform.
+    .meta({ description: "Items per page, 1 to 100.", override: { default: 20, examples: [20] } }),
   cursor: z
     .string()
     .min(1)

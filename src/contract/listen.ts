@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isoTime, memberParams, pageOf } from "./common.ts";
+import { isoTime, memberParams } from "./common.ts";
 import { eventNames } from "./destinations.ts";
 
 /**
@@ -53,9 +53,13 @@ export const openedListenSessionSchema = listenSessionSchema
   })
   .meta({ id: "OpenedListenSession" });
 
-export const listenSessionPageSchema = pageOf(listenSessionSchema).meta({
-  id: "ListenSessionPage",
-});
+/**
+ * Every live session of a workspace, in one answer: there are at most 20, so the list has no
+ * pages, and no `next_cursor` that a paging client would follow (issue 30).
+ */
+export const listenSessionListSchema = z
+  .object({ data: z.array(listenSessionSchema) })
+  .meta({ id: "ListenSessionList" });
 
 export const listenSessionParams = memberParams(
   "The listen session's id.",
@@ -110,9 +114,71 @@ export const streamedNotificationSchema = z
 export type StreamedNotification = z.output<typeof streamedNotificationSchema>;
 
 /** The first event of a stream: `ready`. */
-export const streamReadySchema = z.object({
-  session_id: z.string(),
-  heartbeat_ms: z.number().int(),
-  /** How long a pushed notification is the stream's: its result must come back sooner. */
-  lease_ms: z.number().int(),
-});
+export const streamReadySchema = z
+  .object({
+    session_id: z.string(),
+    heartbeat_ms: z
+      .number()
+      .int()
+      .meta({ description: "How often a heartbeat comment comes (listenHeartbeat)." }),
+    lease_ms: z.number().int().meta({
+      description:
+        "How long a pushed notification is the stream's: its result must come back sooner.",
+    }),
+  })
+  .meta({ id: "ListenStreamReady" });
+
+/** The data of a stream's last event: whose stream it was. */
+const streamEndingSchema = z.object({ session_id: z.string() }).meta({ id: "ListenStreamEnding" });
+
+/**
+ * One server-sent event as an SSE parser hands it over: `event` is its name, `data` its one
+ * `data:` line parsed as JSON, `id` the notification's delivery id (src/api/listen/streams.ts
+ * writes them). Heartbeats are comment lines (`: heartbeat`), which parsers do not hand over.
+ */
+function streamEvent<E extends string, D extends z.ZodType>(
+  event: E,
+  description: string,
+  data: D,
+  id?: z.ZodType<string>,
+) {
+  return z
+    .object({
+      event: z.literal(event),
+      ...(id === undefined ? {} : { id }),
+      data: data.meta({ description: "The event's `data:` line: JSON on one line." }),
+    })
+    .meta({ description });
+}
+
+/**
+ * The stream, event by event (issue 30): the media type's schema is one event, the way
+ * OpenAPI 3.1 generators read `text/event-stream` (each item of the stream is one of these),
+ * and what OpenAPI 3.2's `itemSchema` says, which `contract/openapi.ts` also writes.
+ */
+export const listenStreamEventSchema = z
+  .discriminatedUnion("event", [
+    streamEvent("ready", "First, once: the stream holds the session.", streamReadySchema),
+    streamEvent(
+      "notification",
+      "A delivery to forward: POST `body` with `headers` to the local receiver, then report the result with its `claim`.",
+      streamedNotificationSchema,
+      z.string().meta({ description: "The delivery's id, as `delivery_id`." }),
+    ),
+    streamEvent(
+      "replaced",
+      "Last: another stream took the session; the server closes this one.",
+      streamEndingSchema,
+    ),
+    streamEvent(
+      "ended",
+      "Last: the session ended (deleted or expired); the server closes the stream.",
+      streamEndingSchema,
+    ),
+    streamEvent(
+      "shutdown",
+      "Last: the server is stopping; connect again (to it or another) to go on.",
+      streamEndingSchema,
+    ),
+  ])
+  .meta({ id: "ListenStreamEvent" });

@@ -33,16 +33,17 @@ import {
   updateDestinationBody,
 } from "./destinations.ts";
 import { deliveryStatsQuery, deliveryStatsSchema } from "./delivery-stats.ts";
+import { examples } from "./examples.ts";
 import { platformOperations } from "./platform-operations.ts";
 import { eventSummarySchema, listEventsQuery, publishBody } from "./events.ts";
 import { portalOperations } from "./portal-operations.ts";
 import {
   listenResultBody,
-  listenSessionPageSchema,
+  listenSessionListSchema,
   listenSessionParams,
   openedListenSessionSchema,
+  listenStreamEventSchema,
   openListenSessionBody,
-  streamedNotificationSchema,
 } from "./listen.ts";
 
 /**
@@ -85,9 +86,22 @@ export interface Operation {
     readonly schema: z.ZodType;
     /** Its media type; `application/json` unless said. */
     readonly mediaType?: "text/event-stream";
+    /** Headers it carries besides the common ones (`Set-Cookie` of a browser sign-in). */
+    readonly headers?: Readonly<Record<string, ResponseHeader>>;
+    /** A whole answer, as the document shows it (it must match `schema`: the lint checks). */
+    readonly example?: unknown;
   };
+  /** A whole request body, as the document shows it. */
+  readonly bodyExample?: unknown;
   /** What it may refuse beyond what every operation may (`commonErrors`). */
   readonly errors: readonly ErrorCode[];
+}
+
+/** A response header an operation declares. */
+export interface ResponseHeader {
+  readonly description: string;
+  /** Whether every such answer carries it. */
+  readonly required: boolean;
 }
 
 /** What any `/v1` operation may answer, whatever it does. */
@@ -113,6 +127,16 @@ export const changeErrors: readonly ErrorCode[] = [
   "storage_full",
 ];
 
+/**
+ * Whether a change's answer with this status is kept for its Idempotency-Key and replayed
+ * (decision 31's document says so with `Idempotent-Replayed`): successes, and client errors
+ * the same request would meet again, as Stripe does. Not 5xx (the operation may not have run,
+ * so a retry must be able to run it) nor 401/403/409/429, which say nothing about it.
+ */
+export function isReplayableStatus(status: number): boolean {
+  return status < 500 && ![401, 403, 409, 429].includes(status);
+}
+
 /** What an operator operation may answer besides: not an operator key, or one without the scope. */
 export const operatorErrors: readonly ErrorCode[] = ["operator_key_required", "insufficient_scope"];
 
@@ -121,7 +145,13 @@ export function isOperatorOperation(operation: Operation): boolean {
   return (OPERATOR_SCOPES as readonly string[]).includes(operation.access);
 }
 
-/** What a change that needs a credential may answer besides: the dashboard's cookie without its CSRF token. */
+/**
+ * What an operation with a path parameter may answer besides: a malformed percent-encoding in
+ * a parameter's segment, which the router refuses before the route (decision 28).
+ */
+export const pathParamErrors: readonly ErrorCode[] = ["invalid_path"];
+
+/** What a change that takes the dashboard's cookie may answer besides: the cookie without its CSRF token. */
 export const cookieChangeErrors: readonly ErrorCode[] = ["csrf_token_invalid"];
 
 const listQueryErrors: readonly ErrorCode[] = ["invalid_cursor"];
@@ -143,7 +173,12 @@ export const operations = {
     access: "webhooks:read",
     params: workspaceParams,
     query: listDestinationsQuery,
-    success: { status: 200, description: "A page of destinations.", schema: destinationPageSchema },
+    success: {
+      status: 200,
+      description: "A page of destinations.",
+      schema: destinationPageSchema,
+      example: examples.destinationPage,
+    },
     errors: listQueryErrors,
   },
   createWebhook: {
@@ -156,10 +191,12 @@ export const operations = {
     access: "webhooks:write",
     params: workspaceParams,
     body: createDestinationBody,
+    bodyExample: examples.createDestination,
     success: {
       status: 201,
       description: "The destination, with its signing secret.",
       schema: createdDestinationSchema,
+      example: examples.createdDestination,
     },
     errors: [...destinationUrlErrors, "destination_limit_reached"],
   },
@@ -211,7 +248,13 @@ export const operations = {
     access: "events:write",
     params: destinationParams,
     body: recoverBody,
-    success: { status: 202, description: "How many were queued.", schema: recoverySchema },
+    bodyExample: examples.recover,
+    success: {
+      status: 202,
+      description: "How many were queued.",
+      schema: recoverySchema,
+      example: examples.recovery,
+    },
     errors: ["not_found", "destination_inactive"],
   },
   publishEvent: {
@@ -224,7 +267,13 @@ export const operations = {
     access: "events:write",
     params: workspaceParams,
     body: publishBody,
-    success: { status: 202, description: "The notification's head.", schema: eventSummarySchema },
+    bodyExample: examples.publish,
+    success: {
+      status: 202,
+      description: "The notification's head.",
+      schema: eventSummarySchema,
+      example: examples.eventSummary,
+    },
     errors: ["data_too_deep", "not_found", "destination_inactive", "event_fan_out_exceeded"],
   },
   listEvents: {
@@ -286,7 +335,12 @@ export const operations = {
       "Sends the delivery again: the same bytes under the same Webhook-Id, freshly signed, the retry schedule started over. One waiting for its next attempt is made due now; one in flight is refused.",
     access: "events:write",
     params: deliveryParams,
-    success: { status: 202, description: "The delivery, pending.", schema: deliverySchema },
+    success: {
+      status: 202,
+      description: "The delivery, pending.",
+      schema: deliverySchema,
+      example: examples.retriedDelivery,
+    },
     errors: ["not_found", "delivery_expired", "delivery_in_flight", "destination_inactive"],
   },
   openListenSession: {
@@ -312,14 +366,15 @@ export const operations = {
     path: "/v1/workspaces/{workspace}/listen-sessions",
     tag: "Listen",
     summary: "List listen sessions",
-    description: "The workspace's live listen sessions, newest first (at most 100).",
+    description:
+      "All the workspace's live listen sessions, newest first, in one answer: a workspace has at most 20, so the list has no pages.",
     access: "events:read",
     cookie: false,
     params: workspaceParams,
     success: {
       status: 200,
       description: "The sessions.",
-      schema: listenSessionPageSchema,
+      schema: listenSessionListSchema,
     },
     errors: [],
   },
@@ -348,8 +403,9 @@ export const operations = {
     params: listenSessionParams,
     success: {
       status: 200,
-      description: "The stream.",
-      schema: streamedNotificationSchema,
+      description:
+        "A stream of server-sent events, each one ListenStreamEvent (`event`, `data` as JSON, `id` on a notification); a heartbeat is a comment line, which SSE parsers skip.",
+      schema: listenStreamEventSchema,
       mediaType: "text/event-stream",
     },
     errors: ["not_found", "listen_session_forbidden"],
@@ -389,6 +445,7 @@ export const operations = {
     description: "A session for a user's e-mail address and password.",
     access: "none",
     body: signInBody,
+    bodyExample: examples.signIn,
     success: { status: 201, description: "The session and its token.", schema: signedInSchema },
     errors: ["invalid_credentials", "rate_limited"],
   },
@@ -405,6 +462,13 @@ export const operations = {
       status: 201,
       description: "The session, its cookie set.",
       schema: browserSignedInSchema,
+      headers: {
+        "Set-Cookie": {
+          description:
+            "The session cookie (`svc_session`, or `__Host-svc_session` over TLS): HttpOnly, SameSite=Strict, Path=/, until the session expires.",
+          required: true,
+        },
+      },
     },
     errors: ["invalid_credentials", "rate_limited"],
   },
@@ -426,7 +490,17 @@ export const operations = {
     description:
       "Revokes the session the request carries; with the dashboard's cookie, clears it too.",
     access: "credential",
-    success: { status: 200, description: "Revoked.", schema: signedOutSchema },
+    success: {
+      status: 200,
+      description: "Revoked.",
+      schema: signedOutSchema,
+      headers: {
+        "Set-Cookie": {
+          description: "Clears the session cookie, when the request came with it.",
+          required: false,
+        },
+      },
+    },
     errors: [],
   },
   ...platformOperations,
@@ -453,6 +527,11 @@ export interface RouteAccess {
  * route the router matched, never the request's URL (decision 39): `listen%2Dsessions` is the
  * same route as `listen-sessions` to the router, and so to the checks.
  */
+/** Whether the dashboard's session cookie authenticates it (decisions 35, 39). */
+export function acceptsCookie(operation: Operation): boolean {
+  return operation.access !== "none" && operation.cookie !== false;
+}
+
 export function accessConfig(operation: Operation): { config: RouteAccess } {
   const cookie = operation.cookie === false ? { cookie: false as const } : {};
   switch (operation.access) {

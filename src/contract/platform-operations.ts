@@ -1,4 +1,5 @@
 import type { ErrorCode } from "../errors.ts";
+import { examples } from "./examples.ts";
 import { deletionSchema } from "./destinations.ts";
 import type { Operation } from "./operations.ts";
 import {
@@ -33,7 +34,13 @@ export const platformOperations = {
       "A new tenant. With `external_id`, the platform's own id for it, unique on the server (409 external_id_taken if another workspace has it). Takes `Idempotency-Key`.",
     access: "workspaces:write",
     body: createWorkspaceBody,
-    success: { status: 201, description: "The workspace.", schema: workspaceSchema },
+    bodyExample: examples.createWorkspace,
+    success: {
+      status: 201,
+      description: "The workspace.",
+      schema: workspaceSchema,
+      example: examples.workspace,
+    },
     errors: ["external_id_taken"],
   },
   listWorkspaces: {
@@ -53,6 +60,7 @@ export const platformOperations = {
     path: "/v1/workspaces/{workspace}",
     tag: "Workspaces",
     summary: "Get a workspace",
+    description: "Its name, external id, metadata and times.",
     access: "workspaces:read",
     params: workspaceParams,
     success: { status: 200, description: "The workspace.", schema: workspaceSchema },
@@ -93,6 +101,7 @@ export const platformOperations = {
     access: "workspaces:write",
     params: workspaceParams,
     body: mintApiKeyBody,
+    bodyExample: examples.mintApiKey,
     success: {
       status: 201,
       description: "The key, with its token.",

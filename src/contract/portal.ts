@@ -64,10 +64,13 @@ export const openPortalSessionBody = z
 
 export const openedPortalSessionSchema = z
   .object({
-    token: z.string().startsWith("svp_").meta({
-      description:
-        "The portal session's bearer token: send it as `Authorization: Bearer`. Keep it in memory; it reaches this workspace alone.",
-    }),
+    token: z
+      .string()
+      .regex(/^svp_/) // a pattern: zod's startsWith() renders a non-standard format
+      .meta({
+        description:
+          "The portal session's bearer token: send it as `Authorization: Bearer`. Keep it in memory; it reaches this workspace alone.",
+      }),
     expires_at: isoTime.meta({ description: "When the session ends (portalSessionTtl)." }),
     workspace: workspaceAccessSchema,
   })

@@ -21,16 +21,18 @@ describe("API keys, scopes and workspaces", () => {
   });
   after(() => fixture.dispose());
 
-  it("a request without credentials is 401 unauthenticated", async () => {
+  it("a request without credentials is 401 unauthenticated, naming Bearer (RFC 9110)", async () => {
     const response = await apiClient(fixture.server.url, null).get<ErrorJson>(base);
     assert.equal(response.status, 401);
     assert.equal(response.body.error.code, "unauthenticated");
+    assert.equal(response.headers.get("www-authenticate"), "Bearer");
   });
 
-  it("an unknown key is 401", async () => {
+  it("an unknown key is 401, naming Bearer", async () => {
     const response = await apiClient(fixture.server.url, "svc_not-a-real-key").get<ErrorJson>(base);
     assert.equal(response.status, 401);
     assert.equal(response.body.error.code, "unauthenticated");
+    assert.equal(response.headers.get("www-authenticate"), "Bearer");
   });
 
   it("a read-only key lists and gets but cannot create, update or delete", async () => {

@@ -67,6 +67,7 @@ describe("listen sessions over the API", () => {
       [[session.id, "laptop"]],
     );
     assert.ok(!JSON.stringify(listed).includes("whsec_"));
+    assert.deepEqual(Object.keys(listed), ["data"], "the whole list, no next_cursor to follow");
     const webhooks = (await api.call("GET", "/webhooks")).json<{ data: unknown[] }>();
     assert.deepEqual(webhooks.data, []);
     assertEnvelope(await api.call("GET", `/webhooks/${session.id}`), "not_found");

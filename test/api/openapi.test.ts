@@ -6,6 +6,7 @@ import { buildOpenApiDocument, errorsOf } from "../../src/contract/openapi.ts";
 import { operations, routePath, type Operation } from "../../src/contract/operations.ts";
 import { errorCatalog } from "../../src/errors.ts";
 import { inProcessApi, type InProcessApi } from "../support/in-process-api.ts";
+import { assertEnvelope } from "../support/envelope.ts";
 import { checkAnswer } from "../support/openapi-check.ts";
 
 const referencePath = new URL("../../../docs/openapi.json", import.meta.url);
@@ -65,6 +66,44 @@ describe("the OpenAPI document", () => {
       }
       assert.ok(responses.default, `${operation.path} has a default error response`);
     }
+  });
+
+  it("types limit as an integer with its bounds, which the server reads strictly", async () => {
+    const paths = buildOpenApiDocument().paths ?? {};
+    const parameters = paths["/v1/workspaces/{workspace}/webhooks"]?.get?.parameters ?? [];
+    const limit = parameters.find((parameter) => "name" in parameter && parameter.name === "limit");
+    assert.deepEqual((limit as { schema?: unknown } | undefined)?.schema, {
+      description: "Items per page, 1 to 100.",
+      type: "integer",
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+      examples: [20],
+    });
+    assert.equal((await api.call("GET", "/webhooks?limit=20")).statusCode, 200);
+    for (const text of ["20abc", "0", "500", "-1", "+5", "1e1", "0x10", " 5", ""]) {
+      const query = `/webhooks?limit=${encodeURIComponent(text)}`;
+      const error = assertEnvelope(await api.call("GET", query), "invalid_request", query);
+      assert.equal(error.param, "limit", query);
+    }
+  });
+
+  it("declares the headers the server sends", () => {
+    const document = JSON.parse(JSON.stringify(buildOpenApiDocument())) as {
+      paths: Record<string, Record<string, { responses: Record<string, { headers?: object }> }>>;
+    };
+    const headers = (path: string, method: string, status: string): string[] =>
+      Object.keys(document.paths[path]?.[method]?.responses[status]?.headers ?? {});
+    assert.ok(headers("/v1/auth/sessions", "post", "429").includes("Retry-After"));
+    assert.ok(headers("/v1/workspaces/{workspace}/events", "post", "503").includes("Retry-After"));
+    assert.ok(
+      headers("/v1/workspaces/{workspace}/events", "get", "401").includes("WWW-Authenticate"),
+    );
+    assert.ok(
+      headers("/v1/workspaces/{workspace}/events", "post", "202").includes("Idempotent-Replayed"),
+    );
+    assert.ok(headers("/v1/auth/browser-sessions", "post", "201").includes("Set-Cookie"));
+    assert.ok(headers("/v1/auth/session", "delete", "200").includes("Set-Cookie"));
   });
 
   it("is served at GET /openapi.json without credentials", async () => {

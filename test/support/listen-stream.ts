@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { checkStreamEvent } from "./openapi-check.ts";
 
 /** An open stream of the API listening on loopback: its events as they come. */
 export interface OpenStream {
@@ -20,6 +21,8 @@ export async function openStream(base: string, path: string, token: string): Pro
   const waiting = new Set<() => void>();
   const parser = createParser({
     onEvent(event) {
+      // Every event the suite reads is one the document describes (issue 30).
+      checkStreamEvent(path, event);
       events.push(event);
       for (const check of waiting) check();
     },

@@ -77,3 +77,30 @@ export function checkAnswer(method: string, path: string, status: number, text: 
     );
   }
 }
+
+/**
+ * Throws when a server-sent event, as a parser hands it over, is not one of the stream's
+ * events in the document (its `text/event-stream` schema: one event, `data` parsed as JSON).
+ */
+export function checkStreamEvent(
+  path: string,
+  message: { event?: string | undefined; id?: string | undefined; data: string },
+): void {
+  const pathname = new URL(path, "http://api.test").pathname;
+  const template = templates.find(({ pattern }) => pattern.test(pathname))?.template;
+  const operation = template === undefined ? undefined : document.paths[template]?.get;
+  const schema = operation?.responses["200"]?.content?.["text/event-stream"]?.schema;
+  if (schema === undefined) throw new Error(`GET ${pathname}: the document declares no stream`);
+  const name = message.event ?? "message"; // the name SSE gives an event without one
+  const item = {
+    event: name,
+    ...(message.id === undefined ? {} : { id: message.id }),
+    data: JSON.parse(message.data) as unknown,
+  };
+  const validate = validatorFor(`${template ?? ""} stream`, schema);
+  if (!validate(item)) {
+    throw new Error(
+      `GET ${pathname}: the event ${name} does not match the OpenAPI document: ${ajv.errorsText(validate.errors)}\n${message.data.slice(0, 500)}`,
+    );
+  }
+}

@@ -146,7 +146,7 @@ export function registerListenRoutes(
   app.get(routePath(list), accessConfig(list), async (request) => {
     const { workspace } = parseInput(workspaceParams, request.params);
     const sessions = await store.listen.list(workspace, listLimit);
-    return successBody(list, { data: sessions.map(sessionBody), next_cursor: null });
+    return successBody(list, { data: sessions.map(sessionBody) });
   });
 
   app.delete(routePath(remove), accessConfig(remove), async (request) => {

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Option, type Command } from "commander";
 import type { EventSourceMessage } from "eventsource-parser";
 import {
-  listenSessionPageSchema,
+  listenSessionListSchema,
   openedListenSessionSchema,
   streamReadySchema,
   streamedNotificationSchema,
@@ -423,7 +423,7 @@ async function listSessions(options: ListenOptions, io: CliIo): Promise<CommandR
     method: "GET",
     path: `${workspacePath(session.workspace, COMMAND)}/listen-sessions`,
   });
-  const page = parseBody(listenSessionPageSchema, response);
+  const page = parseBody(listenSessionListSchema, response);
   return {
     data: page.data,
     columns: ["id", "name", "events", "connected", "pending", "last_seen_at", "expires_at"],
@@ -442,7 +442,7 @@ async function endSession(
   let id = which;
   if (!which.startsWith("lsn_")) {
     const page = parseBody(
-      listenSessionPageSchema,
+      listenSessionListSchema,
       await session.send({ method: "GET", path: base }),
     );
     const named = page.data.find((each) => each.name === which);
