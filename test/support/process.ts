@@ -26,6 +26,9 @@ export function runProcess(
     child.on("close", (code) => {
       resolve({ code, stdout, stderr });
     });
+    // A child may exit before it reads its input (bash -c never does): the pipe's EPIPE then
+    // says nothing its exit status and output do not.
+    child.stdin.on("error", () => undefined);
     child.stdin.end(options.input ?? "", () => undefined);
   });
 }
