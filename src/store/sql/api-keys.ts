@@ -1,6 +1,6 @@
 import type { ApiKey, KeyScope, NewApiKey, Page } from "../../interfaces.ts";
 import type { Database, SqlExecutor } from "../database.ts";
-import { decodeIdCursor, encodeIdCursor } from "./cursor.ts";
+import { decodeIdCursor, idPageOf } from "./cursor.ts";
 import { toDate, toNullableDate } from "./rows.ts";
 
 interface ApiKeyRow extends Record<string, unknown> {
@@ -139,13 +139,5 @@ export async function selectWorkspaceApiKeyPage(
      ORDER BY created_at DESC, id DESC LIMIT $4`,
     [workspaceId, before.createdAt, before.id, options.limit + 1],
   );
-  const page = rows.slice(0, options.limit).map(toApiKey);
-  const last = page.at(-1);
-  return {
-    items: page,
-    nextCursor:
-      rows.length > options.limit && last !== undefined
-        ? encodeIdCursor({ createdAt: last.createdAt.getTime(), id: last.id })
-        : null,
-  };
+  return idPageOf(rows, options.limit, toApiKey);
 }

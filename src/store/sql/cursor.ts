@@ -49,3 +49,23 @@ export function decodeIdCursor(cursor: string): IdPosition {
   }
   return { createdAt: Number(match[1]), id: match[2] };
 }
+
+/**
+ * A page of a list ordered by time, then id, read with one row more than `limit`: that row
+ * only tells whether a page follows, whose cursor is the last kept item's position.
+ */
+export function idPageOf<R, T extends { readonly createdAt: Date; readonly id: string }>(
+  rows: readonly R[],
+  limit: number,
+  toItem: (row: R) => T,
+): { items: T[]; nextCursor: string | null } {
+  const items = rows.slice(0, limit).map(toItem);
+  const last = items.at(-1);
+  return {
+    items,
+    nextCursor:
+      rows.length > limit && last !== undefined
+        ? encodeIdCursor({ createdAt: last.createdAt.getTime(), id: last.id })
+        : null,
+  };
+}

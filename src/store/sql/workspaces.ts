@@ -1,7 +1,7 @@
 import type { NewApiKey, Page, Workspace } from "../../interfaces.ts";
 import type { Database, SqlExecutor } from "../database.ts";
 import { insertApiKey } from "./api-keys.ts";
-import { decodeIdCursor, encodeIdCursor } from "./cursor.ts";
+import { decodeIdCursor, idPageOf } from "./cursor.ts";
 import { toDate } from "./rows.ts";
 
 interface WorkspaceRow extends Record<string, unknown> {
@@ -165,15 +165,7 @@ export async function selectWorkspacePage(
       ...(options.externalId === null ? [] : [options.externalId]),
     ],
   );
-  const page = rows.slice(0, options.limit).map(toWorkspace);
-  const last = page.at(-1);
-  return {
-    items: page,
-    nextCursor:
-      rows.length > options.limit && last !== undefined
-        ? encodeIdCursor({ createdAt: last.createdAt.getTime(), id: last.id })
-        : null,
-  };
+  return idPageOf(rows, options.limit, toWorkspace);
 }
 
 /** Changes only the members given; null when there is no such workspace. */

@@ -44,41 +44,23 @@ export function LogFilters({
       }}
     >
       {status && (
-        <div>
-          <label for="filter-status">Status</label>
-          <select
-            id="filter-status"
-            value={filters.status ?? ""}
-            onChange={(event) => {
-              set("status", event.currentTarget.value);
-            }}
-          >
-            <option value="">Any status</option>
-            {STATUSES.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect
+          name="status"
+          label="Status"
+          anyLabel="Any status"
+          value={filters.status}
+          options={STATUSES}
+          onChange={set}
+        />
       )}
-      <div>
-        <label for="filter-type">Type</label>
-        <select
-          id="filter-type"
-          value={filters.type ?? ""}
-          onChange={(event) => {
-            set("type", event.currentTarget.value);
-          }}
-        >
-          <option value="">All types</option>
-          {EVENT_TYPES.map((name) => (
-            <option key={name} value={name}>
-              {name}
-            </option>
-          ))}
-        </select>
-      </div>
+      <FilterSelect
+        name="type"
+        label="Type"
+        anyLabel="All types"
+        value={filters.type}
+        options={EVENT_TYPES}
+        onChange={set}
+      />
       <div>
         <label for="filter-range">Time</label>
         <select
@@ -129,6 +111,43 @@ export function LogFilters({
         </button>
       )}
     </form>
+  );
+}
+
+/** One filter chosen from a list, its empty choice meaning "any" (the filter dropped). */
+function FilterSelect({
+  name,
+  label,
+  anyLabel,
+  value,
+  options,
+  onChange,
+}: {
+  name: "status" | "type";
+  label: string;
+  anyLabel: string;
+  value: string | undefined;
+  options: readonly string[];
+  onChange: (name: "status" | "type", value: string) => void;
+}) {
+  return (
+    <div>
+      <label for={`filter-${name}`}>{label}</label>
+      <select
+        id={`filter-${name}`}
+        value={value ?? ""}
+        onChange={(event) => {
+          onChange(name, event.currentTarget.value);
+        }}
+      >
+        <option value="">{anyLabel}</option>
+        {options.map((option) => (
+          <option key={option} value={option}>
+            {option}
+          </option>
+        ))}
+      </select>
+    </div>
   );
 }
 
