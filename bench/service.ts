@@ -80,6 +80,11 @@ export async function startBenchService(options: {
   extraEnv?: NodeJS.ProcessEnv;
   /** The `svc` to run: another build's `dist/src/bin/svc.js`; this tree's by default. */
   svcBin?: string;
+  /**
+   * Keep the request budget (`requestRate`, decision 45) at its default; else it is off: the
+   * throughput benches drive one key far past it, to measure the engine, not the budget.
+   */
+  requestBudget?: boolean;
 }): Promise<BenchService & OperatorAccess> {
   const svcBin = options.svcBin ?? ownSvcBin;
   const env: NodeJS.ProcessEnv = {
@@ -90,6 +95,7 @@ export async function startBenchService(options: {
     NODE_EXTRA_CA_CERTS: options.caCertPath,
     SVC_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
     ...(options.database === undefined ? {} : { SVC_DATABASE_URL: options.database }),
+    ...(options.requestBudget === true ? {} : { SVC_REQUEST_RATE: "0" }),
     ...options.extraEnv,
   };
   const keyFile = join(options.dir, `owner-${Date.now()}.key`);

@@ -12,6 +12,11 @@ declare module "fastify" {
     authenticated?: boolean;
     /** `false`: the dashboard's session cookie is refused here (decision 39). */
     cookie?: false;
+    /**
+     * `false`: the request budget does not count it (decision 45): a listen stream, one request
+     * that lasts as long as its session is listened to.
+     */
+    budget?: false;
     /** The setting a route's own `bodyLimit` comes from, named in a 413; else requestBodyLimit. */
     bodyLimitSetting?: "eventBodyLimit";
     /** A probe (/healthz, /readyz, /metrics): answered without credentials, logged at debug. */

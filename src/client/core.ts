@@ -170,7 +170,12 @@ export class ClientCore {
   }
 
   #delayFor(error: unknown, attempt: number, maxAttempts: number): number | null {
-    if (attempt >= maxAttempts || !(error instanceof SvcApiError)) return null;
+    if (!(error instanceof SvcApiError)) return null;
+    // Over the request budget nothing was done (decision 45), so even a request that is not
+    // safe to send twice (a sign-in, a change without a key) may be sent again.
+    const most =
+      error.code === "too_many_requests" ? (this.#options.maxAttempts ?? 3) : maxAttempts;
+    if (attempt >= most) return null;
     const fallback = defaultBackoffMs[attempt - 1] ?? 4000;
     const answered =
       retryableStatuses.has(error.status) ||

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { signedInSchema, whoAmISchema } from "../../contract/auth.ts";
 import { parseBody } from "./api-paths.ts";
 import { prepareRequest, sendRequest, type ApiRequest, type RequestTiming } from "./http.ts";
+import { sendWithRetries } from "./retry.ts";
 
 /** The requests of `svc auth`, and the answers they expect: `/v1/auth/…`. */
 
@@ -10,16 +11,26 @@ const AUTH_TIMEOUT_MS = 30_000;
 export type SignedIn = z.infer<typeof signedInSchema>;
 export type WhoAmI = z.infer<typeof whoAmISchema>;
 
+/**
+ * Sends once, and again only when the request budget refused it (decision 45): then nothing
+ * was done, which makes even a sign-in safe to send again.
+ */
 async function send(
   base: URL,
   token: string | null,
   request: ApiRequest,
   onTiming?: (timing: RequestTiming) => void,
 ) {
-  return sendRequest(prepareRequest(base, token, request), {
-    timeoutMs: AUTH_TIMEOUT_MS,
-    ...(onTiming === undefined ? {} : { onTiming }),
-  });
+  const prepared = prepareRequest(base, token, request);
+  return sendWithRetries(
+    () =>
+      sendRequest(prepared, {
+        timeoutMs: AUTH_TIMEOUT_MS,
+        ...(onTiming === undefined ? {} : { onTiming }),
+      }),
+    () => undefined,
+    false,
+  );
 }
 
 /** `POST /v1/auth/sessions`: a new session for an e-mail address and password. */

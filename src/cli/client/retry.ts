@@ -15,14 +15,23 @@ const maxRetryAfterMs = 10_000;
 const lostAnswerCodes = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
 
 /**
- * How long to wait before sending the same request again, or null to give up. Only two
+ * How long to wait before sending the same request again, or null to give up. Only three
  * failures are worth another try: the answer was lost after the connection was made (the
  * server may have done the work: the Idempotency-Key makes the retry replay it instead of
- * doing it twice), and `idempotency_in_progress` (the first try is still running). A refused
+ * doing it twice), `idempotency_in_progress` (the first try is still running), and
+ * `too_many_requests` (nothing was done, so that one is retried even for a request that is
+ * not `repeatable`: a change without an Idempotency-Key, a sign-in). A refused
  * connection or a time-out is reported at once.
  */
-function retryDelay(error: unknown, attempt: number): number | null {
+function retryDelay(error: unknown, attempt: number, repeatable: boolean): number | null {
   if (attempt >= MAX_ATTEMPTS) return null;
+  // Over the request budget (decision 45): refused before anything was done, so any request
+  // may be sent again, once Retry-After has passed; a longer wait is reported, not slept.
+  if (error instanceof ApiError && error.code === "too_many_requests") {
+    const waitMs = (error.retryAfterSeconds ?? 1) * 1000;
+    return waitMs <= maxRetryAfterMs ? waitMs : null;
+  }
+  if (!repeatable) return null;
   if (error instanceof ApiError && error.code === "idempotency_in_progress") {
     return Math.min((error.retryAfterSeconds ?? 2) * 1000, maxRetryAfterMs);
   }
@@ -35,15 +44,17 @@ function retryDelay(error: unknown, attempt: number): number | null {
 
 /**
  * Sends, and sends again while `retryDelay` says it is safe and useful: the client's retry
- * loop (src/client/retry.ts) with the CLI's policy.
+ * loop (src/client/retry.ts) with the CLI's policy. `repeatable`: a read, or a change with an
+ * Idempotency-Key.
  */
 export function sendWithRetries(
   send: () => Promise<ApiResponse>,
   onRetry: (error: AppError, delayMs: number, nextAttempt: number) => void,
+  repeatable = true,
 ): Promise<ApiResponse> {
   return withRetries(
     send,
-    (error, attempt) => (error instanceof AppError ? retryDelay(error, attempt) : null),
+    (error, attempt) => (error instanceof AppError ? retryDelay(error, attempt, repeatable) : null),
     (error, delayMs, nextAttempt) => {
       onRetry(error as AppError, delayMs, nextAttempt);
     },

@@ -100,7 +100,6 @@ function clientOf(
       // Sending again is safe for a read, and for a change that carries an Idempotency-Key.
       const repeatable =
         request.method === "GET" || request.headers?.["Idempotency-Key"] !== undefined;
-      if (!repeatable) return sendOnce(prepared);
       return sendWithRetries(
         () => sendOnce(prepared),
         (error, delayMs, nextAttempt) => {
@@ -108,6 +107,7 @@ function clientOf(
             `note: ${printable(error.message.split(". ")[0] ?? error.code)}; sending the same request again in ${delayMs} ms (try ${nextAttempt} of ${MAX_ATTEMPTS})\n`,
           );
         },
+        repeatable,
       );
     },
   };
