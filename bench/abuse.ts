@@ -1,6 +1,6 @@
 /**
  * Abuse resistance under load (issue 27, decision 37): `npm run bench:abuse [-- --postgres]
- * [--seconds 30] [--slow 3000] [--without-stats]`. A real `svc server` with its default
+ * [--seconds 30] [--slow 3000] [--without-stats] [--hammer] [--request-rate N]`. A real `svc server` with its default
  * settings, on a workspace seeded with 100,000 delivery attempts of the last day, for
  * `--seconds` at once:
  * - `--slow` slow-body connections (headers, then a byte every 5 s; a new one as soon as the
@@ -35,6 +35,8 @@ const seconds = Number(argument("--seconds") ?? 40);
 const slowCount = Number(argument("--slow") ?? 3000);
 const withStats = !process.argv.includes("--without-stats");
 const hammer = process.argv.includes("--hammer");
+/** `--request-rate N`: the server's `requestRate` (0: no budget); its default otherwise. */
+const requestRate = argument("--request-rate");
 const attempts = 100_000;
 const destinationCount = 10;
 const statsClients = 10;
@@ -225,6 +227,7 @@ try {
     caCertPath: ca.caCertPath,
     ...(pg === null ? {} : { database: pg.url }),
     requestBudget: true,
+    ...(requestRate === undefined ? {} : { extraEnv: { SVC_REQUEST_RATE: requestRate } }),
   });
   started = service;
   try {
@@ -243,6 +246,8 @@ try {
         seconds,
         slow_connections: slowCount,
         stats_clients: withStats ? statsClients : 0,
+        request_rate:
+          requestRate === undefined ? "default (100/s, burst 200)" : Number(requestRate),
         stats_clients_on_429: hammer ? "send again at once" : "wait Retry-After",
         load_average: loadavg().map((load) => round(load, 1)),
         targets: { healthz_p99_ms: healthzP99TargetMs, rss_mb: rssBoundMb },
