@@ -27,7 +27,12 @@ interface Bucket {
   tokens: number;
   /** When `tokens` was last worked out, in ms. */
   at: number;
+  /** When a refusal of this client was last logged at `info`, in ms. */
+  refusalLoggedAt?: number;
 }
+
+/** A client's refusals are logged at `info` once a second at most; the others at `debug`. */
+const refusalLogEveryMs = 1000;
 
 /**
  * Token buckets by client, refilled at `rate` per second up to `burst`, held in a map that is
@@ -69,6 +74,9 @@ export class TokenBuckets {
               kept.tokens + Math.max(0, now - kept.at) * this.#ratePerMs,
             ),
             at: Math.max(now, kept.at),
+            ...(kept.refusalLoggedAt === undefined
+              ? {}
+              : { refusalLoggedAt: kept.refusalLoggedAt }),
           };
     this.#buckets.delete(key);
     this.#buckets.set(key, bucket);
@@ -81,6 +89,21 @@ export class TokenBuckets {
       return 0;
     }
     return Math.ceil((1 - bucket.tokens) / this.#ratePerMs);
+  }
+
+  /**
+   * Whether a refusal of `key` now is worth a line at `info`: the first in a second. A client
+   * that ignores Retry-After is refused thousands of times a second, and a line for each
+   * would make the log the cheapest way to load the server; `svc_http_requests_total` counts
+   * them all.
+   */
+  logRefusal(key: string, now: number): boolean {
+    const bucket = this.#buckets.get(key);
+    if (bucket === undefined) return true;
+    const last = bucket.refusalLoggedAt;
+    if (last !== undefined && now - last < refusalLogEveryMs && now >= last) return false;
+    bucket.refusalLoggedAt = now;
+    return true;
   }
 }
 
@@ -112,7 +135,8 @@ function clientOf(request: FastifyRequest): { token: string | null; address: str
  * the first `onRequest` hook: no credential lookup, no statement, for a request over budget.
  * A token seen for the first time (no bucket yet) also spends one of its address's, so that a
  * flood of made-up tokens, each new, is held to its address's budget; a known key is never
- * refused for what its neighbours at the same address send.
+ * refused for what its neighbours at the same address send. A client's refusals are logged
+ * once a second at `info`, the rest at `debug` (`quietLog`).
  */
 export function registerRequestBudget(
   app: FastifyInstance,
@@ -131,14 +155,19 @@ export function registerRequestBudget(
     const now = clock.now().getTime();
     const client = clientOf(request);
     let waitMs = 0;
+    let spent = client.address;
     if (client.token === null || !buckets.has(client.token)) {
       waitMs = buckets.take(client.address, now);
     }
-    if (waitMs === 0 && client.token !== null) waitMs = buckets.take(client.token, now);
+    if (waitMs === 0 && client.token !== null) {
+      spent = client.token;
+      waitMs = buckets.take(client.token, now);
+    }
     if (waitMs === 0) {
       done();
       return;
     }
+    if (!buckets.logRefusal(spent, now)) request.quietLog = true;
     const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
     // The IETF draft's fields (draft-ietf-httpapi-ratelimit-headers): the policy, as a quota of
     // `requestBurst` per the time it takes to refill, and what is left of it.

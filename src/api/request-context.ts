@@ -36,6 +36,11 @@ declare module "fastify" {
      * on an operator route, the path's workspace or "" (the server) where it names none.
      */
     authorisedWorkspace?: string;
+    /**
+     * Its access-log line goes at `debug`: one more refusal of a client over its request
+     * budget within a second of the last one logged (decision 45).
+     */
+    quietLog?: boolean;
     /** The idempotency key this request holds, while it runs. */
     idempotency?: { readonly workspaceId: string; readonly key: string };
   }

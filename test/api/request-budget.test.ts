@@ -9,6 +9,7 @@ import { errorsOf } from "../../src/contract/openapi.ts";
 import { hashPassword } from "../../src/crypto/passwords.ts";
 import { manualClock } from "../support/clock.ts";
 import { inProcessApi, type InProcessApi } from "../support/in-process-api.ts";
+import { memoryLogger } from "../support/memory-log.ts";
 import { runCliInMemory } from "../support/in-memory-cli.ts";
 
 /** The budget of these tests: 10 requests a second, 5 at once. */
@@ -168,6 +169,32 @@ describe("the request budget", () => {
     assert.equal(buckets.take("client", 0), 0);
     for (let index = 0; index < 100; index += 1) assert.equal(buckets.take("client", 0), 1000);
     assert.equal(buckets.take("client", 1000), 0);
+  });
+});
+
+describe("the request budget's refusals in the access log", () => {
+  it("a client's refusals are logged at info once a second, the others at debug", async () => {
+    const clock = manualClock(Date.parse("2026-11-25T12:00:00Z"));
+    const log = memoryLogger("info");
+    const api = await inProcessApi({
+      clock,
+      logger: log.logger,
+      settings: { requestRate: "1", requestBurst: "1" },
+    });
+    try {
+      const list = () => api.app.inject({ method: "GET", url: "/v1/auth/session" });
+      const refusals = () =>
+        log.lines().filter((line) => line.status_code === 429 && line.msg === "request completed");
+      assert.equal((await list()).statusCode, 401);
+      for (let index = 0; index < 10; index += 1) assert.equal((await list()).statusCode, 429);
+      assert.equal(refusals().length, 1, "ten refusals in the same second, one line");
+      clock.advance(1000);
+      assert.equal((await list()).statusCode, 401, "served again once refilled");
+      assert.equal((await list()).statusCode, 429);
+      assert.equal(refusals().length, 2, "a second later, the next refusal has its line");
+    } finally {
+      await api.dispose();
+    }
   });
 });
 
