@@ -4,7 +4,7 @@
 -- endpoints. Nothing here creates it: a server without endpoints has no such workspace.
 
 -- When the destination's last `destination.failing` notice was published, so that at most one
--- goes out per `operationsFailingInterval` however often its circuit opens, across restarts
+-- goes out per `failingNoticeInterval` however often its circuit opens, across restarts
 -- and processes; and when its last `destination.recovered` was, so that a recovery is told once
 -- for each failing told. NULL: never.
 ALTER TABLE destinations ADD COLUMN ops_failing_at INTEGER;

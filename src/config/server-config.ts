@@ -276,7 +276,7 @@ const schema = z
       z.array(z.strictObject({ url: operationsUrl, secret: signingSecret })),
     ),
     /** The least time between two `destination.failing` of one destination. Default 1h. */
-    operationsFailingInterval: duration,
+    failingNoticeInterval: duration,
   })
   .refine(
     (config) => (config.operationsUrl === undefined) === (config.operationsSecret === undefined),
@@ -353,7 +353,7 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     portalSessionTtl: "1h",
     portalTheme: "light",
     operationsEndpoints: [],
-    operationsFailingInterval: "1h",
+    failingNoticeInterval: "1h",
   };
 }
 
@@ -404,7 +404,7 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   operationsUrl: "SVC_OPERATIONS_URL",
   operationsSecret: "SVC_OPERATIONS_SECRET",
   operationsEndpoints: "SVC_OPERATIONS_ENDPOINTS",
-  operationsFailingInterval: "SVC_OPERATIONS_FAILING_INTERVAL",
+  failingNoticeInterval: "SVC_FAILING_NOTICE_INTERVAL",
 };
 
 function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {

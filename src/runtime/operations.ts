@@ -43,7 +43,7 @@ export async function startOperations(
     }
   }
   const sync = await store.operations.configure(endpoints, {
-    failingIntervalMs: config.operationsFailingInterval,
+    failingIntervalMs: config.failingNoticeInterval,
     secrets: {
       seal: (secret, id) => secretBox.encrypt(secret, destinationSecretContext(id)),
       open: (sealed, id) => secretBox.decrypt(sealed, destinationSecretContext(id)),
@@ -55,6 +55,6 @@ export async function startOperations(
   if (endpoints.length === 0) return null;
   return watchStorage(
     { health: store.health, operations: store.operations, clock: dependencies.clock, logger },
-    { database: dependencies.database, intervalMs: config.operationsFailingInterval },
+    { database: dependencies.database, intervalMs: config.failingNoticeInterval },
   );
 }
