@@ -310,7 +310,9 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
     await closeCircuit(this.db, destinationId, async (tx) => {
       const workspaceId = await markRecoveredNotice(tx, destinationId, this.now());
       if (workspaceId === null) return;
-      outcome.told = await operations.publishWithin(tx, [destinationRecovered(workspaceId, destinationId)]);
+      outcome.told = await operations.publishWithin(tx, [
+        destinationRecovered(workspaceId, destinationId),
+      ]);
     });
     if (outcome.told) operations.published();
   }
