@@ -5,15 +5,17 @@
  * - `SVC_TEST_POSTGRES_URL` (default postgres://127.0.0.1:5432/test): the PostgreSQL whose
  *   user may create databases; each server fixture gets a database of its own there.
  * - `SVC_TEST_BACKENDS` (default `sqlite,postgres`): the backends to run.
- * - `SVC_TEST_CONCURRENCY` (default twice the cores, at least 2): test files at once.
+ * - `SVC_TEST_CONCURRENCY` (default twice the cores): test files at most at once; those beyond
+ *   the cores' count start only while the machine's load leaves room (see roomForMore).
  * - Arguments, if any, replace the test files (globs as `node --test` takes them).
  *
  * When that PostgreSQL cannot be used, its run is skipped with a banner that says why,
  * except on CI (`CI=true`), where that is a failure: CI must never skip it.
  *
  * Both backends' files share one pool of slots, the longest first. Most files spend much of
- * their time waiting (for a child `svc`, a receiver, a retry's timer, a browser), so twice as
- * many files as cores keep the cores busy; and `node --test` alone orders files by name,
+ * their time waiting (for a child `svc`, a receiver, a retry's timer, a browser), so up to
+ * twice as many files as cores keep idle cores busy, as long as the load says they are idle;
+ * and `node --test` alone orders files by name,
  * which left the longest (the browser tests, the package install) to run last, two at a time,
  * on SQLite and then again on PostgreSQL. Each file runs in one process of its own
  * (`node --test --test-isolation=none <file>`, as `node --test` would run it in a child), and
@@ -22,7 +24,8 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { glob } from "node:fs/promises";
-import { availableParallelism } from "node:os";
+import { availableParallelism, loadavg } from "node:os";
+import { setTimeout as delay } from "node:timers/promises";
 import { adminQuery, testPostgresUrl, type TestBackend } from "./support/database.ts";
 
 const defaultFiles = ["dist/test/**/*.test.js"];
@@ -133,23 +136,43 @@ function runFile(run: FileRun, runId: string, totals: Totals): Promise<boolean> 
   });
 }
 
+/**
+ * Whether a slot beyond the cores' count may start a file now: only while the machine is not
+ * already busy (the last minute's load average under one and a half runnable processes a
+ * core). Files that wait leave the cores idle, and then the extra slots fill them; when the
+ * cores are saturated (by these tests, or by anything else on the machine), more files at
+ * once only stretch every file's timers, so those slots wait.
+ */
+function roomForMore(): boolean {
+  const [lastMinute = 0] = loadavg();
+  return lastMinute < 1.5 * availableParallelism();
+}
+
 async function runAll(runs: FileRun[], runId: string, concurrency: number): Promise<FileRun[]> {
   const totals: Totals = { tests: 0, pass: 0, fail: 0, skipped: 0, cancelled: 0, todo: 0 };
   const failed: FileRun[] = [];
   const started = performance.now();
+  const cores = availableParallelism();
   let next = 0;
-  const slot = async (): Promise<void> => {
-    for (let run = runs[next++]; run !== undefined; run = runs[next++]) {
-      if (!(await runFile(run, runId, totals))) failed.push(run);
+  const slot = async (index: number): Promise<void> => {
+    while (next < runs.length) {
+      if (index >= cores && !roomForMore()) {
+        await delay(2_000);
+        continue;
+      }
+      const run = runs[next++];
+      if (run !== undefined && !(await runFile(run, runId, totals))) failed.push(run);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, runs.length) }, slot));
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, runs.length) }, (_, index) => slot(index)),
+  );
   const seconds = ((performance.now() - started) / 1000).toFixed(0);
   const counts = Object.entries(totals)
     .map(([key, value]) => `${key} ${value}`)
     .join(", ");
   console.log(
-    `\n=== ${runs.length} file runs, ${concurrency} at a time, in ${seconds} s: ${counts}`,
+    `\n=== ${runs.length} file runs, up to ${concurrency} at a time, in ${seconds} s: ${counts}`,
   );
   for (const run of failed) console.log(`FAILED: ${run.file} on ${label(run.backend)}`);
   return failed;
