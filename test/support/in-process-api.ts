@@ -54,8 +54,9 @@ const noSystemDns: Resolver = {
 
 /**
  * Settings as `svc server` takes them (`limits` by their setting names), with the service's
- * defaults otherwise (but no request budget: `requestRate` 0 unless given); `clock` is the store's and the API's; `location` a database to use
- * instead of a new one of the test backend's; `logger` instead of a silent one.
+ * defaults otherwise (but no request budget: `requestRate` 0 unless given); `clock` is the
+ * store's and the API's; `location` a database to use instead of a new one of the test
+ * backend's; `logger` instead of a silent one.
  */
 export async function inProcessApi(
   options: {
