@@ -14,6 +14,7 @@ const { publishEvent: publish } = operations;
 
 export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDependencies): void {
   const { store, clock, limits, metrics } = dependencies;
+  const tracing = dependencies.tracing ?? null;
 
   const options = {
     config: { ...accessConfig(publish).config, bodyLimitSetting: "eventBodyLimit" },
@@ -64,7 +65,7 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
       api_version: API_VERSION,
       created: Math.floor(createdAt.getTime() / 1000),
     };
-    const event = {
+    const event: NewEvent = {
       id: head.id,
       workspaceId: workspace,
       type: head.type,
@@ -75,9 +76,17 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
     // Committed, with one delivery per matching destination (or to the test's destination
     // alone), before the 202 is sent; or, past eventFanOutLimit, refused with nothing written
     // (decision 39).
-    if (input.destination === undefined) {
-      await store.queue.publishEvent(event, { fanOutLimit: limits.eventFanOutLimit });
-    } else await publishTest(event, input.destination);
+    const write = async (traced: NewEvent): Promise<void> => {
+      if (input.destination === undefined) {
+        await store.queue.publishEvent(traced, { fanOutLimit: limits.eventFanOutLimit });
+      } else await publishTest(traced, input.destination);
+    };
+    // Traced, the event is written with its span's traceparent: its attempts link to it.
+    if (tracing === null) await write(event);
+    else {
+      const published = { ...event, test: input.destination !== undefined };
+      await tracing.tracePublish(published, (traceparent) => write({ ...event, traceparent }));
+    }
     metrics.eventPublished();
     return reply
       .status(publish.success.status)
