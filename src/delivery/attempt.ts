@@ -21,7 +21,10 @@ export interface AttemptDependencies extends UrlCheckDependencies {
   readonly schedule: RetrySchedule;
   readonly clock: Clock;
   readonly timeoutMs: number;
-  /** Absent or null when tracing is off (decision 47): an attempt then costs one test more. */
+  /**
+   * A span per attempt, linked to the publish (decision 47); absent or null when tracing is
+   * off, and the worker then pays one test per attempt.
+   */
   readonly tracing?: Tracing | null;
   /** Send the attempt span's `traceparent` to the receiver (`propagateTraceContext`). */
   readonly propagateTraceContext?: boolean;
@@ -38,25 +41,13 @@ function notApplicable(error: string, reason: FailureReason): AttemptReport {
 
 /**
  * One attempt of one claimed delivery: re-check the destination and its addresses, sign the
- * stored body with a fresh timestamp, POST it, and decide what happens next. Traced, in a span
- * linked to the publish, when tracing is on.
+ * stored body with a fresh timestamp, POST it (with `traceparent`, when not null, as a header:
+ * decision 47), and decide what happens next.
  */
-export function attemptDelivery(
+export async function attemptDelivery(
   delivery: ClaimedDelivery,
   dependencies: AttemptDependencies,
-): Promise<AttemptReport> {
-  const { tracing } = dependencies;
-  if (!tracing) return attemptUntraced(delivery, dependencies, null);
-  return tracing.traceAttempt(delivery, dependencies.propagateTraceContext === true, (traceparent) =>
-    attemptUntraced(delivery, dependencies, traceparent),
-  );
-}
-
-/** The attempt itself; `traceparent`, when not null, goes to the receiver as a header. */
-async function attemptUntraced(
-  delivery: ClaimedDelivery,
-  dependencies: AttemptDependencies,
-  traceparent: string | null,
+  traceparent: string | null = null,
 ): Promise<AttemptReport> {
   const { destination } = delivery;
   if (destination.deleted || destination.secretCiphertext === null) {

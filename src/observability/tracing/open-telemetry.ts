@@ -48,7 +48,7 @@ import type { Logger } from "pino";
 import { AppError } from "../../errors.ts";
 import type { AttemptReport, ClaimedDelivery } from "../../interfaces.ts";
 import { VERSION } from "../../version.ts";
-import type { PublishedEvent, Tracing } from "./tracing.ts";
+import type { PublishedEvent, RecordedAttempt, Tracing } from "./tracing.ts";
 import type { TracingSettings } from "./tracing-settings.ts";
 
 /** The attributes of svc's own, beside the semantic conventions' (docs/telemetry.md). */
@@ -64,12 +64,12 @@ const attr = {
   failureReason: "svc.delivery.failure_reason",
   nextAttemptAt: "svc.delivery.next_attempt_at",
   durationMs: "svc.attempt.duration_ms",
+  recorded: "svc.delivery.recorded",
   circuitState: "svc.circuit.state",
   circuitOpens: "svc.circuit.opens",
+  circuitChange: "svc.circuit.change",
   listenSessionId: "svc.listen_session.id",
 } as const;
-
-const noFields: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /** The W3C `traceparent` of a span: version 00, trace id, span id, flags. */
 function traceparentOf(span: Span): string {
@@ -78,7 +78,7 @@ function traceparentOf(span: Span): string {
 }
 
 function isSampled(span: Span): boolean {
-  return (span.spanContext().traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED;
+  return (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
 }
 
 /** The publish's span, as a link of an attempt's (none when it was not traced). */
@@ -128,7 +128,9 @@ export class OpenTelemetryTracing implements Tracing {
     const exporter = await exporterFor(settings);
     // Ours first; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win.
     const resource = defaultResource()
-      .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: "svc", [ATTR_SERVICE_VERSION]: VERSION }))
+      .merge(
+        resourceFromAttributes({ [ATTR_SERVICE_NAME]: "svc", [ATTR_SERVICE_VERSION]: VERSION }),
+      )
       .merge(detectResources({ detectors: [envDetector] }));
     const provider = new BasicTracerProvider({
       resource,
@@ -220,8 +222,8 @@ export class OpenTelemetryTracing implements Tracing {
   async traceAttempt(
     delivery: ClaimedDelivery,
     propagate: boolean,
-    attempt: (traceparent: string | null) => Promise<AttemptReport>,
-  ): Promise<AttemptReport> {
+    attempt: (traceparent: string | null) => Promise<RecordedAttempt>,
+  ): Promise<RecordedAttempt> {
     // A root of its own, whatever is current (a hand-over runs in the publish's request):
     // an attempt is linked to the publish that caused it, not a part of its request.
     const span = this.#tracer.startSpan(
@@ -234,14 +236,19 @@ export class OpenTelemetryTracing implements Tracing {
       ROOT_CONTEXT,
     );
     try {
-      const report = await context.with(trace.setSpan(ROOT_CONTEXT, span), () =>
+      const recorded = await context.with(trace.setSpan(ROOT_CONTEXT, span), () =>
         attempt(propagate ? traceparentOf(span) : null),
       );
+      const { report, circuitChange } = recorded;
       span.setAttributes(reportAttributes(report));
+      span.setAttribute(attr.recorded, recorded.recorded);
+      if (circuitChange !== null) {
+        span.setAttribute(attr.circuitChange, circuitChange === "open" ? "opened" : "closed");
+      }
       if (report.result.status !== "delivered") {
         span.setStatus({ code: SpanStatusCode.ERROR, message: report.error ?? undefined });
       }
-      return report;
+      return recorded;
     } catch (error) {
       failed(span, error);
       throw error;
@@ -274,7 +281,8 @@ export class OpenTelemetryTracing implements Tracing {
 
   logFields(): Record<string, string> {
     const span = trace.getSpan(context.active());
-    if (span === undefined) return noFields;
+    // A new object each time: pino merges the line into what its mixin returns.
+    if (span === undefined) return {};
     const { traceId, spanId } = span.spanContext();
     return { trace_id: traceId, span_id: spanId };
   }

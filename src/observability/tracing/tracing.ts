@@ -25,15 +25,15 @@ export interface Tracing {
     publish: (traceparent: string | null) => Promise<T>,
   ): Promise<T>;
   /**
-   * Runs one delivery attempt inside a span of its own (HTTP client conventions), linked to
-   * the publish's span when the event stored one. `attempt` is handed the `traceparent` to
-   * send to the receiver when `propagate` (the `propagateTraceContext` setting), else null.
+   * Runs one delivery attempt (and its record) inside a span of its own (HTTP client
+   * conventions), linked to the publish's span when the event stored one. `attempt` is handed
+   * the `traceparent` to send to the receiver when `propagate` (`propagateTraceContext`).
    */
   traceAttempt(
     delivery: ClaimedDelivery,
     propagate: boolean,
-    attempt: (traceparent: string | null) => Promise<AttemptReport>,
-  ): Promise<AttemptReport>;
+    attempt: (traceparent: string | null) => Promise<RecordedAttempt>,
+  ): Promise<RecordedAttempt>;
   /** A span for a notification pushed on a listen session's stream, linked to its publish. */
   tracePush(delivery: ClaimedDelivery, sessionId: string): void;
   /** `trace_id` and `span_id` of the current span for a log line; empty when there is none. */
@@ -44,6 +44,15 @@ export interface Tracing {
   flush(): Promise<void>;
   /** Exports what is buffered, then stops. */
   shutdown(): Promise<void>;
+}
+
+/** What came of an attempt, as the worker recorded it. */
+export interface RecordedAttempt {
+  readonly report: AttemptReport;
+  /** Whether the store took the report (false: the lease ran out first). */
+  readonly recorded: boolean;
+  /** How the attempt changed its destination's circuit, if it did. */
+  readonly circuitChange: "open" | "close" | null;
 }
 
 /** What the event's span says of a publish. */
