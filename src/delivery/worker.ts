@@ -259,9 +259,9 @@ export class DeliveryWorker implements DeliveryTaker {
     const turn = await this.#slots.acquire(delivery);
     // Given back while it waited for its turn (its destination stopped answering).
     if (turn === "given-up") return true;
-    let exchangeMs: number | null = null;
     let turnHeld = true;
-    const endTurn = (): void => {
+    /** Gives the destination's turn back, with how long its exchange took if it had one. */
+    const endTurn = (exchangeMs: number | null = null): void => {
       if (!turnHeld) return;
       turnHeld = false;
       const hadNoRoom = this.#slots.release(delivery, exchangeMs);
@@ -283,24 +283,14 @@ export class DeliveryWorker implements DeliveryTaker {
         this.#giveBack([delivery], new Date(circuitEnds));
         return true;
       }
-      const send = async (traceparent: string | null): Promise<RecordedAttempt> => {
-        const startedAt = this.#now();
-        this.#events.attemptStarted({
-          destinationId: delivery.destination.id,
-          eventId: delivery.eventId,
-        });
-        // attemptDelivery never rejects: its failures are results.
-        const attempted = await attemptDelivery(delivery, this.#dependencies, traceparent);
-        exchangeMs = this.#now() - startedAt;
-        endTurn();
-        return this.#decideAndRecord(delivery, attempted, leaseEndsAt);
-      };
       // Traced, the attempt, its circuit's change and its record are one span, current for
       // their log lines (decision 47); untraced, they cost one test more.
       const { tracing, propagateTraceContext } = this.#dependencies;
       const { report, recorded } = tracing
-        ? await tracing.traceAttempt(delivery, propagateTraceContext === true, send)
-        : await send(null);
+        ? await tracing.traceAttempt(delivery, propagateTraceContext === true, (traceparent) =>
+            this.#sendAndRecord(delivery, leaseEndsAt, traceparent, endTurn),
+          )
+        : await this.#sendAndRecord(delivery, leaseEndsAt, null, endTurn);
       return !recorded || report.result.status === "pending";
     } catch (error) {
       // Left claimed: the lease expires and the delivery is attempted again then.
@@ -320,14 +310,24 @@ export class DeliveryWorker implements DeliveryTaker {
   }
 
   /**
-   * The circuit's change an attempt makes, and its report to the store; every attempt started
-   * is finished for the listeners, recorded or not.
+   * The attempt (the turn given back as its exchange ends), the circuit's change it makes and
+   * its report to the store; every attempt started is finished for the listeners, recorded
+   * or not.
    */
-  async #decideAndRecord(
+  async #sendAndRecord(
     delivery: ClaimedDelivery,
-    attempted: AttemptReport,
     leaseEndsAt: number,
+    traceparent: string | null,
+    endTurn: (exchangeMs: number) => void,
   ): Promise<RecordedAttempt> {
+    const startedAt = this.#now();
+    this.#events.attemptStarted({
+      destinationId: delivery.destination.id,
+      eventId: delivery.eventId,
+    });
+    // attemptDelivery never rejects: its failures are results.
+    const attempted = await attemptDelivery(delivery, this.#dependencies, traceparent);
+    endTurn(this.#now() - startedAt);
     const change = this.#breaker.record(delivery, attempted, this.#now());
     if (change !== null) await this.#changeCircuit(delivery, change);
     const report = this.#heldByCircuit(delivery, attempted);

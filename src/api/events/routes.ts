@@ -45,6 +45,12 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
     }
   };
 
+  /** The event and its deliveries (or its test's one delivery, to `destination`). */
+  const write = (event: NewEvent, destination: string | undefined): Promise<unknown> =>
+    destination === undefined
+      ? store.queue.publishEvent(event, { fanOutLimit: limits.eventFanOutLimit })
+      : publishTest(event, destination);
+
   app.post(routePath(publish), options, async (request, reply) => {
     const { workspace } = parseInput(workspaceParams, request.params);
     const input = parseInput(publishBody, request.body);
@@ -75,17 +81,13 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
     };
     // Committed, with one delivery per matching destination (or to the test's destination
     // alone), before the 202 is sent; or, past eventFanOutLimit, refused with nothing written
-    // (decision 39).
-    const write = async (traced: NewEvent): Promise<void> => {
-      if (input.destination === undefined) {
-        await store.queue.publishEvent(traced, { fanOutLimit: limits.eventFanOutLimit });
-      } else await publishTest(traced, input.destination);
-    };
-    // Traced, the event is written with its span's traceparent: its attempts link to it.
-    if (tracing === null) await write(event);
+    // (decision 39). Traced, the event is written with its span's traceparent: its attempts link to it.
+    if (tracing === null) await write(event, input.destination);
     else {
       const published = { ...event, test: input.destination !== undefined };
-      await tracing.tracePublish(published, (traceparent) => write({ ...event, traceparent }));
+      await tracing.tracePublish(published, (traceparent) =>
+        write({ ...event, traceparent }, input.destination),
+      );
     }
     metrics.eventPublished();
     return reply
