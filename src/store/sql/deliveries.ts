@@ -29,6 +29,8 @@ export interface ClaimedRow extends Record<string, unknown> {
   secret_ciphertext: string | null;
   workspace_id: string;
   circuit_opens: number | string;
+  /** The publish's span context (decision 47); null when it was not traced. */
+  traceparent: string | null;
 }
 
 /** A claim's token: the owner's name, and a part of its own for this claim. */
@@ -153,7 +155,7 @@ export async function selectClaimed(
   if (seqs.length === 0) return [];
   const rows = await tx.query<ClaimedRow>(
     `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, dl.retry_base, e.body,
-            d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
+            e.traceparent, d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
             d.workspace_id, d.circuit_opens
      FROM deliveries dl
      JOIN events e ON e.id = dl.event_id
@@ -174,6 +176,7 @@ export function toClaimedDelivery(row: ClaimedRow, lease: string): ClaimedDelive
     body: row.body,
     attempts: Number(row.attempts),
     retryBase: Number(row.retry_base),
+    traceparent: row.traceparent ?? null,
     destination: {
       id: row.destination_id,
       url: row.url,
