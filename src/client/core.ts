@@ -1,7 +1,7 @@
 import type { OperationId } from "../contract/operations.ts";
 import { SvcApiError } from "./errors.ts";
 import { routes } from "./routes.ts";
-import { parseAnswer, Transport, type HttpMethod } from "./transport.ts";
+import { parseAnswer, Transport, type HttpMethod, type RetryPolicy } from "./transport.ts";
 import type { Answer, OperationInput, OperationOutput } from "./types.ts";
 
 export interface ClientOptions {
@@ -30,12 +30,12 @@ export interface ClientOptions {
  * A backend's policy: GETs and keyed changes are tried up to 3 times, after `Retry-After` on 429
  * and 503 (at most 30 s), and after a short wait when the answer was lost.
  */
-const clientRetryPolicy = {
+export const clientRetryPolicy: RetryPolicy = {
   maxAttempts: 3,
   retryStatuses: [429, 503],
   backoffMs: [500, 1000, 2000, 4000],
   maxRetryDelayMs: 30_000,
-} as const;
+};
 
 /** Fills `{workspace}` and `{id}` with the parameters, each encoded as one segment. */
 export function expandPath(template: string, params: Readonly<Record<string, unknown>>): string {
