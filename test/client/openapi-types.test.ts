@@ -11,12 +11,12 @@ import { tempDir } from "../support/temp.ts";
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const here = join(root, "test", "client", "openapi-types");
 
-/** The README's example of the client: the `ts` block of "Using the client from your backend". */
-async function readmeExample(): Promise<string> {
-  const readme = await readFile(join(root, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("### Using the client from your backend"));
+/** The documented example of the client: docs/http-api.md's "Using the client from your backend". */
+async function documentedExample(): Promise<string> {
+  const page = await readFile(join(root, "docs", "http-api.md"), "utf8");
+  const section = page.slice(page.indexOf("## Using the client from your backend"));
   const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-  assert.ok(block?.includes("svc-webhooks/client") === true, "the README's client example");
+  assert.ok(block?.includes("svc-webhooks/client") === true, "the documented client example");
   return block;
 }
 
@@ -24,7 +24,7 @@ async function readmeExample(): Promise<string> {
  * Issue 30's "the client compiled against the document with tsc --noEmit and 0 errors": the
  * types openapi-typescript makes of docs/openapi.json (checked in, kept fresh here) against the
  * client's, both ways, for every operation (openapi-types/client-types.check.ts); and the
- * README's example, as a user would compile it.
+ * example of docs/http-api.md (the README's pointer to the client), as a user would compile it.
  */
 describe(
   "the client's types, compiled against the OpenAPI document",
@@ -39,11 +39,11 @@ describe(
       );
     });
 
-    it("every operation's path, query, body and answer agree both ways, and the README's example compiles: tsc --noEmit, 0 errors", async () => {
+    it("every operation's path, query, body and answer agree both ways, and the documented example compiles: tsc --noEmit, 0 errors", async () => {
       const dir = await tempDir();
       try {
-        // The README imports the package by name: here that name is the source's client.
-        await writeFile(join(dir.path, "readme-example.mts"), await readmeExample());
+        // The example imports the package by name: here that name is the source's client.
+        await writeFile(join(dir.path, "documented-example.mts"), await documentedExample());
         await writeFile(
           join(dir.path, "tsconfig.json"),
           JSON.stringify({
@@ -53,7 +53,7 @@ describe(
               typeRoots: [join(root, "node_modules", "@types")],
               paths: { "svc-webhooks/client": [join(root, "src", "client", "index.ts")] },
             },
-            files: [join(here, "client-types.check.ts"), "readme-example.mts"],
+            files: [join(here, "client-types.check.ts"), "documented-example.mts"],
           }),
         );
         const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
