@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, it } from "node:test";
 import { openApiTypes } from "../../scripts/openapi-types.ts";
-import { testBackend } from "../support/database.ts";
+import { sqlitePassOnly } from "../support/backend.ts";
 import { runProcess } from "../support/process.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -28,8 +28,7 @@ async function documentedExample(): Promise<string> {
  */
 describe(
   "the client's types, compiled against the OpenAPI document",
-  // No store is involved: once per suite is enough.
-  { skip: testBackend !== "sqlite" && "SQLite run only: no database is involved" },
+  { skip: sqlitePassOnly },
   () => {
     it("openapi.d.ts is what openapi-typescript makes of docs/openapi.json (regenerate: npm run docs:openapi)", async () => {
       const document = await readFile(join(root, "docs", "openapi.json"), "utf8");
