@@ -692,7 +692,7 @@ export interface components {
                  * @description Stable and documented in docs/errors.md; branch on it, not the message.
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_json" | "invalid_url" | "url_not_public" | "url_port_not_allowed" | "url_unresolvable" | "invalid_events" | "empty_update" | "invalid_cursor" | "invalid_idempotency_key" | "unauthenticated" | "invalid_credentials" | "rate_limited" | "workspace_forbidden" | "insufficient_scope" | "portal_link_invalid" | "operator_key_required" | "csrf_token_invalid" | "listen_session_forbidden" | "not_found" | "event_expired" | "delivery_expired" | "route_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "data_too_deep" | "invalid_path" | "uri_too_long" | "headers_too_large" | "request_timeout" | "malformed_request" | "idempotency_error" | "idempotency_in_progress" | "external_id_taken" | "workspace_not_empty" | "destination_limit_reached" | "event_fan_out_exceeded" | "too_many_listen_sessions" | "listen_claim_expired" | "delivery_in_flight" | "destination_inactive" | "internal_error" | "service_unavailable" | "storage_full";
+                code: "invalid_request" | "invalid_json" | "invalid_url" | "url_not_public" | "url_port_not_allowed" | "url_unresolvable" | "invalid_events" | "operational_event_type" | "empty_update" | "invalid_cursor" | "invalid_idempotency_key" | "unauthenticated" | "invalid_credentials" | "rate_limited" | "workspace_forbidden" | "insufficient_scope" | "portal_link_invalid" | "operator_key_required" | "csrf_token_invalid" | "listen_session_forbidden" | "not_found" | "event_expired" | "delivery_expired" | "route_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "data_too_deep" | "invalid_path" | "uri_too_long" | "headers_too_large" | "request_timeout" | "malformed_request" | "idempotency_error" | "idempotency_in_progress" | "external_id_taken" | "workspace_not_empty" | "destination_limit_reached" | "event_fan_out_exceeded" | "too_many_listen_sessions" | "listen_claim_expired" | "delivery_in_flight" | "destination_inactive" | "internal_error" | "service_unavailable" | "storage_full";
                 /** @description What went wrong and what to do, for people. */
                 message: string;
                 /** @description The parameter or member at fault, when there is one. */
@@ -1434,6 +1434,8 @@ export interface operations {
              *
              *     `invalid_events`: Events must be a non-empty list of: *, job.completed, job.failed, collection.completed.
              *
+             *     `operational_event_type`: This is an operational event type (destination.failing, destination.recovered, delivery.failed, storage.full, storage.recovered, listen_session.ended): the server sends it to the operator's operations endpoints alone. A workspace can neither publish it nor subscribe to it.
+             *
              *     `invalid_path`: The request path is not valid: it has a malformed percent-encoding (%XX).
              *
              *     `invalid_json`: The request body is not valid JSON.
@@ -1828,6 +1830,8 @@ export interface operations {
              *     `url_unresolvable`: The destination host name could not be resolved. Check the spelling of the URL.
              *
              *     `invalid_events`: Events must be a non-empty list of: *, job.completed, job.failed, collection.completed.
+             *
+             *     `operational_event_type`: This is an operational event type (destination.failing, destination.recovered, delivery.failed, storage.full, storage.recovered, listen_session.ended): the server sends it to the operator's operations endpoints alone. A workspace can neither publish it nor subscribe to it.
              *
              *     `invalid_path`: The request path is not valid: it has a malformed percent-encoding (%XX).
              *
@@ -2251,6 +2255,8 @@ export interface operations {
              * @description `invalid_request`: The request is not valid. Check the parameters against `svc <command> --help`.
              *
              *     `data_too_deep`: The event's data.object nests objects and arrays deeper than the server takes (eventDepthLimit).
+             *
+             *     `operational_event_type`: This is an operational event type (destination.failing, destination.recovered, delivery.failed, storage.full, storage.recovered, listen_session.ended): the server sends it to the operator's operations endpoints alone. A workspace can neither publish it nor subscribe to it.
              *
              *     `invalid_path`: The request path is not valid: it has a malformed percent-encoding (%XX).
              *
@@ -2957,6 +2963,8 @@ export interface operations {
              * @description `invalid_request`: The request is not valid. Check the parameters against `svc <command> --help`.
              *
              *     `invalid_events`: Events must be a non-empty list of: *, job.completed, job.failed, collection.completed.
+             *
+             *     `operational_event_type`: This is an operational event type (destination.failing, destination.recovered, delivery.failed, storage.full, storage.recovered, listen_session.ended): the server sends it to the operator's operations endpoints alone. A workspace can neither publish it nor subscribe to it.
              *
              *     `invalid_path`: The request path is not valid: it has a malformed percent-encoding (%XX).
              *
