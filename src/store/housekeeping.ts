@@ -61,10 +61,10 @@ const expiryChunk = 100;
  * Events go with their deliveries and attempts, about three to five rows each.
  */
 export const retentionBatch = {
-  attempts: 2_000,
-  counters: 2_000,
-  idempotencyKeys: 2_000,
-  events: 500,
+  attempts: 1_000,
+  counters: 1_000,
+  idempotencyKeys: 1_000,
+  events: 250,
 };
 
 /**
