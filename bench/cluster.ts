@@ -13,7 +13,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
 import { measureThroughput, register } from "./measure.ts";
-import { databaseOf, postgresCpuMs, postgresDatabase } from "./postgres.ts";
+import { databaseOf, postgresCpuMs, postgresDatabase, startStatementCounts } from "./postgres.ts";
 import { startBenchReceiver } from "./receiver.ts";
 import { startBenchService } from "./service.ts";
 import { argument, cpuMs, progress, round } from "./stats.ts";
@@ -46,9 +46,11 @@ async function main(): Promise<void> {
       ).reduce((sum, ms) => sum + ms, 0),
       postgres: await postgresCpuMs(databaseOf(pg.url)),
     });
+    const statements = await startStatementCounts(pg.url);
     const before = await cpu();
     const throughput = await measureThroughput(service, receiver, count);
     const after = await cpu();
+    if (statements !== null) progress(await statements.report(count));
     const perDelivery = (ms: number): number => round((ms * 1000) / count, 0);
     const figures = {
       workers,

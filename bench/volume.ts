@@ -1,6 +1,6 @@
 /**
  * `npm run bench:volume -- [--rows 10000000] [--expired 100000] [--deliveries 20000]
- * [--warmup 5000] [--requests 300] [--sqlite-only | --postgres-only]`: whether the service
+ * [--warmup 5000] [--requests 300] [--sqlite-only | --postgres-only] [--keep]`: whether the service
  * stays flat as its tables grow (issue 32, decision 50). For each engine, back to back, a
  * database with no history and one with `--rows` deliveries of history, each measured the
  * same way through a running `svc server`:
@@ -29,7 +29,7 @@ import type { Database } from "../src/store/database.ts";
 import { openDatabase, openStore } from "../src/store/open-store.ts";
 import { createTestCa } from "../test/support/tls.ts";
 import { measureThroughput, register } from "./measure.ts";
-import { databaseOf, postgresCpuMs, postgresDatabase } from "./postgres.ts";
+import { databaseOf, postgresCpuMs, postgresDatabase, startStatementCounts } from "./postgres.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService, type BenchService } from "./service.ts";
 import { argument, cpuMs, percentile, progress, round } from "./stats.ts";
@@ -39,6 +39,8 @@ const expired = Number(argument("--expired") ?? 100_000);
 const deliveries = Number(argument("--deliveries") ?? 20_000);
 const warmup = Number(argument("--warmup") ?? 5_000);
 const requests = Number(argument("--requests") ?? 300);
+/** Keeps the full database for inspection (its location goes to stderr) instead of dropping it. */
+const keep = process.argv.includes("--keep");
 /** Events per fill transaction (twice as many deliveries). */
 const chunk = 100_000;
 const dayMs = 86_400_000;
@@ -164,56 +166,6 @@ async function fillHistory(
   }
 }
 
-/**
- * The statements the measured deliveries ran, from pg_stat_statements when the server preloads
- * it (a cluster of one's own: `shared_preload_libraries = 'pg_stat_statements'`): per delivery,
- * each statement's calls, execution time and buffers, the costliest first. Null without it.
- */
-async function startStatementCounts(
-  url: string,
-): Promise<{ report: (count: number) => Promise<string> } | null> {
-  const db = openDatabase(url);
-  try {
-    const [loaded] = await db.query<{ setting: string }>(
-      "SELECT setting FROM pg_settings WHERE name = 'shared_preload_libraries'",
-    );
-    if (loaded?.setting.includes("pg_stat_statements") !== true) return null;
-    await db.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-    await db.query("SELECT pg_stat_statements_reset()");
-  } finally {
-    await db.close();
-  }
-  return {
-    async report(count) {
-      const reader = openDatabase(url);
-      try {
-        const top = await reader.query<{
-          query: string;
-          calls: string;
-          ms: number | string;
-          blocks: string;
-        }>(
-          `SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS query, calls,
-             total_exec_time AS ms, shared_blks_hit + shared_blks_read AS blocks
-           FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database
-             WHERE datname = current_database())
-           ORDER BY total_exec_time DESC LIMIT 8`,
-        );
-        return top
-          .map(
-            (row) =>
-              `  ${round((Number(row.ms) * 1000) / count, 1)} µs/delivery, ` +
-              `${round(Number(row.calls) / count, 2)} calls, ` +
-              `${round(Number(row.blocks) / count, 1)} blocks: ${row.query}`,
-          )
-          .join("\n");
-      } finally {
-        await reader.close();
-      }
-    },
-  };
-}
-
 /** p50 and p99 of `count` sequential requests of `path`, in ms. */
 async function timeRequests(
   service: BenchService,
@@ -325,8 +277,12 @@ async function measureState(
     };
   } finally {
     await service.stop();
-    if (pg !== null) pg.drop();
-    await rm(runDir, { recursive: true, force: true });
+    if (keep && historyRows > 0) {
+      progress(`${engine}: kept ${location}`);
+    } else {
+      if (pg !== null) pg.drop();
+      await rm(runDir, { recursive: true, force: true });
+    }
   }
 }
 
@@ -379,7 +335,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await receiver.close();
-    await rm(dir, { recursive: true, force: true });
+    if (!keep) await rm(dir, { recursive: true, force: true });
   }
 }
 
