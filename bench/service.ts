@@ -121,10 +121,6 @@ export async function startBenchService(options: {
     return { child, port };
   };
   const { child, port } = await start({});
-  const workers: ChildProcess[] = [];
-  for (let index = 0; index < (options.workers ?? 0); index += 1) {
-    workers.push((await start({ SVC_ROLE: "worker" })).child);
-  }
   const url = `http://127.0.0.1:${port}`;
   const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
   for (let tries = 0; ; tries += 1) {
@@ -133,9 +129,17 @@ export async function startBenchService(options: {
       await health.body.dump();
       if (health.statusCode === 200) break;
     } catch {
-      if (tries > 200) throw new Error("svc server did not start");
+      if (tries > 200) {
+        child.kill("SIGTERM");
+        throw new Error("svc server did not start");
+      }
     }
     await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  // Workers start once the server has migrated the database, as a deployment's would.
+  const workers: ChildProcess[] = [];
+  for (let index = 0; index < (options.workers ?? 0); index += 1) {
+    workers.push((await start({ SVC_ROLE: "worker" })).child);
   }
   const workspaceId = init.data.workspace_id;
   return {
