@@ -41,8 +41,13 @@ const warmup = Number(argument("--warmup") ?? 5_000);
 const requests = Number(argument("--requests") ?? 300);
 /** Keeps the full database for inspection (its location goes to stderr) instead of dropping it. */
 const keep = process.argv.includes("--keep");
-/** Events per fill transaction (twice as many deliveries). */
-const chunk = 100_000;
+/**
+ * Events per fill transaction (twice as many deliveries). The server runs on the same
+ * database meanwhile: on SQLite a larger transaction held the write lock (and grew the WAL
+ * its checkpointer copies) long enough, on a loaded machine, for a write of the server's to
+ * outwait its 5 s busy timeout.
+ */
+const chunk = 20_000;
 const dayMs = 86_400_000;
 const retentionMs = 30 * dayMs;
 
@@ -147,7 +152,10 @@ async function fillHistory(
         const to = Math.min(firstIndex + events - 1, from + chunk - 1);
         const start = span.start + (from - firstIndex) * stepMs;
         await fillChunk(db, ids, { from, to, start, stepMs, pendingDueAt });
-        progress(`  ${(to - firstIndex + 1) * 2} of ${events * 2} deliveries`);
+        const done = (to - firstIndex + 1) * 2;
+        if (done % 1_000_000 === 0 || to === firstIndex + events - 1) {
+          progress(`  ${done} of ${events * 2} deliveries`);
+        }
       }
     };
     await fill(expired / 2, 1, { start: now - 35 * dayMs, end: now - 31 * dayMs }, null);
