@@ -7,6 +7,7 @@ import type { Housekeeping } from "./store/housekeeping.ts";
 import type { IdempotencyStore } from "./store/idempotency-store.ts";
 import type { ListenSessions } from "./store/listen-sessions.ts";
 import type { PortalAccess } from "./store/portal-access.ts";
+import type { Operations } from "./store/operations.ts";
 import type { StorageHealth } from "./store/storage-health.ts";
 import type { WorkspaceStore } from "./store/workspace-store.ts";
 
@@ -497,6 +498,8 @@ export interface Store {
   readonly listen: ListenSessions;
   readonly workspaces: WorkspaceStore;
   readonly portal: PortalAccess;
+  /** The operator's notices and where they go (decision 48). */
+  readonly operations: Operations;
   /** Waits for the batches under way, then closes the database. */
   close(): Promise<void>;
 }

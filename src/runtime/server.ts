@@ -18,6 +18,7 @@ import { isPostgresUrl, openStore, redactDatabase } from "../store/open-store.ts
 import { PostgresWakeUps } from "../store/postgres/deliveries-listener.ts";
 import { serverResolver, startDelivery } from "./delivery.ts";
 import { checkEncryptionKey } from "./encryption-key-check.ts";
+import { startOperations } from "./operations.ts";
 
 export interface RunningServer {
   /** The base URL the API listens on, e.g. http://127.0.0.1:8787. */
@@ -86,6 +87,17 @@ export async function startServer(
     const key = await loadEncryptionKey(config.encryptionKey, config.dataDir);
     await checkEncryptionKey(store.encryptionKeys, key, config);
     const secretBox = new SecretBox(key);
+    const operations = await startOperations(config, {
+      store,
+      secretBox,
+      clock,
+      logger,
+      resolver,
+      addressPolicy,
+      destinationPorts,
+      database: postgres ? "postgres" : "sqlite",
+    });
+    if (operations !== null) started.push(operations);
     if (config.role !== "api") {
       const wakeUps: WakeUpSource = postgres
         ? new PostgresWakeUps(location, logger)

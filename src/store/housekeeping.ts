@@ -11,6 +11,9 @@ import {
   selectEventWindow,
 } from "./sql/retention.ts";
 import { deleteEndedSignInWindows } from "./sql/sign-in-attempts.ts";
+import type { Clock } from "../interfaces.ts";
+import type { Database } from "./database.ts";
+import type { SqlOperations } from "./operations.ts";
 import { SqlSlice } from "./sql-slice.ts";
 
 /** What the maintenance loop deletes when its time is up. */
@@ -84,6 +87,13 @@ async function inBatches(size: number, batch: () => Promise<number>): Promise<nu
 
 /** The Housekeeping over any `Database`: the SQL is in `./sql/`. */
 export class SqlHousekeeping extends SqlSlice implements Housekeeping {
+  readonly #operations: SqlOperations;
+
+  constructor(db: Database, clock: Clock, operations: SqlOperations) {
+    super(db, clock);
+    this.#operations = operations;
+  }
+
   async pruneAttempts(before: Date): Promise<number> {
     const { attempts, counters } = retentionBatch;
     await inBatches(counters, () => deleteCountBatch(this.db, before.getTime(), counters));
@@ -141,9 +151,13 @@ export class SqlHousekeeping extends SqlSlice implements Housekeeping {
       const ids = await selectExpiredListenSessions(this.db, cutoffs, expiryChunk);
       await this.db.transaction(async (tx) => {
         for (const id of ids) {
-          if (await endListenSession(tx, id, "listen session expired", this.now())) ended += 1;
+          const tell = this.#operations.listenSessionEnded(tx, id, "expired");
+          if (await endListenSession(tx, id, "listen session expired", this.now(), tell)) {
+            ended += 1;
+          }
         }
       });
+      if (ids.length > 0 && this.#operations.enabled) this.#operations.published();
       if (ids.length < expiryChunk) return ended;
     }
   }

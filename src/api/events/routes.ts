@@ -6,6 +6,8 @@ import { publishBody } from "../../contract/events.ts";
 import { accessConfig, operations, routePath, successBody } from "../../contract/operations.ts";
 import type { NewEvent } from "../../interfaces.ts";
 import { isWellFormedId, parseInput } from "../parse-input.ts";
+import { operationalTypeProblem } from "../../event-names.ts";
+import { isOperationalEventType } from "../../operations/event-types.ts";
 import { AppError } from "../../errors.ts";
 import { nestingDepth } from "./nesting.ts";
 import { API_VERSION, serialiseNotification, type NotificationHead } from "./notification.ts";
@@ -46,6 +48,7 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
 
   app.post(routePath(publish), options, async (request, reply) => {
     const { workspace } = parseInput(workspaceParams, request.params);
+    refuseOperationalType(request.body);
     const input = parseInput(publishBody, request.body);
     // Before anything serialises it: JSON.stringify recurses, and a deep enough object
     // overflows its stack. The body is {"data":{"object":…}}: two levels above the object.
@@ -83,4 +86,15 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
       .status(publish.success.status)
       .send(successBody(publish, { ...head, test: input.destination !== undefined }));
   });
+}
+
+/**
+ * An operator's event type (decision 48) is refused by a code of its own rather than as one
+ * more unknown type, so that whoever tries learns why.
+ */
+function refuseOperationalType(body: unknown): void {
+  const type = typeof body === "object" && body !== null ? (body as { type?: unknown }).type : null;
+  if (isOperationalEventType(type)) {
+    throw new AppError("operational_event_type", operationalTypeProblem(type), { param: "type" });
+  }
 }
