@@ -135,6 +135,11 @@ export interface NewEvent {
   /** The exact bytes every attempt sends and signs. */
   readonly body: string;
   readonly createdAt: Date;
+  /**
+   * The W3C `traceparent` of the span that published it, kept with the event so that its
+   * attempts, in any worker process, link to it (decision 47); absent unless traced.
+   */
+  readonly traceparent?: string | null;
 }
 
 /** A delivery claimed by a worker, with everything one attempt needs. */
@@ -149,6 +154,8 @@ export interface ClaimedDelivery {
   readonly attempts: number;
   /** Attempts made before its latest retry: the schedule counts from there (decision 30). */
   readonly retryBase: number;
+  /** The publish's `traceparent` (decision 47); null when the publish was not traced. */
+  readonly traceparent: string | null;
   readonly destination: {
     readonly id: string;
     readonly url: string;

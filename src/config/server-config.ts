@@ -186,6 +186,15 @@ const schema = z
       (value) => (value === "true" ? true : value === "false" ? false : value),
       z.boolean({ error: "must be true or false" }),
     ),
+    /**
+     * Send each delivery attempt's W3C `traceparent` header to the receiver, so that its own
+     * traces continue the attempt's. Needs tracing on (an `OTEL_EXPORTER_OTLP_…ENDPOINT`);
+     * tells receivers svc's trace ids. Default false (decision 47).
+     */
+    propagateTraceContext: z.preprocess(
+      (value) => (value === "true" ? true : value === "false" ? false : value),
+      z.boolean({ error: "must be true or false" }),
+    ),
     /** How long a session from `svc auth login` lasts before signing in again. Default 30d. */
     sessionTtl: positiveDuration,
     /** How long a listen session is kept after its stream was last connected. Default 72h. */
@@ -347,6 +356,7 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     listenSessionTtl: "72h",
     listenHeartbeat: "15s",
     behindTls: false,
+    propagateTraceContext: false,
     requestBodyLimit: "16KiB",
     eventBodyLimit: "256KiB",
     eventDepthLimit: 32,
@@ -395,6 +405,7 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   listenSessionTtl: "SVC_LISTEN_SESSION_TTL",
   listenHeartbeat: "SVC_LISTEN_HEARTBEAT",
   behindTls: "SVC_BEHIND_TLS",
+  propagateTraceContext: "SVC_PROPAGATE_TRACE_CONTEXT",
   requestBodyLimit: "SVC_REQUEST_BODY_LIMIT",
   eventBodyLimit: "SVC_EVENT_BODY_LIMIT",
   eventDepthLimit: "SVC_EVENT_DEPTH_LIMIT",

@@ -13,6 +13,7 @@ import { AppError } from "../errors.ts";
 import type { Clock, Resolver, Store } from "../interfaces.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
 import { ServiceMetrics } from "../observability/metrics.ts";
+import type { Tracing } from "../observability/tracing/tracing.ts";
 import { PortSet } from "../net/port-set.ts";
 import { isPostgresUrl, openStore, redactDatabase } from "../store/open-store.ts";
 import { PostgresWakeUps } from "../store/postgres/deliveries-listener.ts";
@@ -33,6 +34,11 @@ export interface ServerSeams {
   readonly clock: Clock;
   /** Default: the `resolve` table of the configuration, then the system resolver. */
   readonly resolver?: Resolver;
+  /**
+   * Spans of requests, publishes and attempts (decision 47), started by the caller from the
+   * `OTEL_*` variables (`startTracing`); absent or null when tracing is off.
+   */
+  readonly tracing?: Tracing | null;
 }
 
 /** Something the server started and must stop, in the reverse order of starting. */
@@ -50,6 +56,7 @@ export async function startServer(
   seams: ServerSeams,
 ): Promise<RunningServer> {
   const { logger, clock } = seams;
+  const tracing = seams.tracing ?? null;
   await checkLocalFiles(config, { encryptionKey: true });
   const location = databaseLocation(config);
   const postgres = isPostgresUrl(location);
@@ -114,6 +121,7 @@ export async function startServer(
           secretBox,
           wakeUps,
           metrics,
+          tracing,
         }),
       );
     }
@@ -138,6 +146,7 @@ export async function startServer(
                 postgres ? new PostgresWakeUps(location, logger) : undefined,
               ),
               portal: portalSettingsOf(config),
+              tracing,
             },
             logger,
           );

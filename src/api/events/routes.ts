@@ -16,6 +16,7 @@ const { publishEvent: publish } = operations;
 
 export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDependencies): void {
   const { store, clock, limits, metrics } = dependencies;
+  const tracing = dependencies.tracing ?? null;
 
   const options = {
     config: { ...accessConfig(publish).config, bodyLimitSetting: "eventBodyLimit" },
@@ -46,6 +47,12 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
     }
   };
 
+  /** The event and its deliveries (or its test's one delivery, to `destination`). */
+  const write = (event: NewEvent, destination: string | undefined): Promise<unknown> =>
+    destination === undefined
+      ? store.queue.publishEvent(event, { fanOutLimit: limits.eventFanOutLimit })
+      : publishTest(event, destination);
+
   app.post(routePath(publish), options, async (request, reply) => {
     const { workspace } = parseInput(workspaceParams, request.params);
     refuseOperationalType(request.body);
@@ -67,7 +74,7 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
       api_version: API_VERSION,
       created: Math.floor(createdAt.getTime() / 1000),
     };
-    const event = {
+    const event: NewEvent = {
       id: head.id,
       workspaceId: workspace,
       type: head.type,
@@ -77,10 +84,14 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
     };
     // Committed, with one delivery per matching destination (or to the test's destination
     // alone), before the 202 is sent; or, past eventFanOutLimit, refused with nothing written
-    // (decision 39).
-    if (input.destination === undefined) {
-      await store.queue.publishEvent(event, { fanOutLimit: limits.eventFanOutLimit });
-    } else await publishTest(event, input.destination);
+    // (decision 39). Traced, the event is written with its span's traceparent: its attempts link to it.
+    if (tracing === null) await write(event, input.destination);
+    else {
+      const published = { ...event, test: input.destination !== undefined };
+      await tracing.tracePublish(published, (traceparent) =>
+        write({ ...event, traceparent }, input.destination),
+      );
+    }
     metrics.eventPublished();
     return reply
       .status(publish.success.status)

@@ -1,36 +1,21 @@
 import type { z } from "zod";
 import { signedInSchema, whoAmISchema } from "../../contract/auth.ts";
 import { parseBody } from "./api-paths.ts";
-import { prepareRequest, sendRequest, type ApiRequest, type RequestTiming } from "./http.ts";
-import { sendWithRetries } from "./retry.ts";
+import { cliTransport, sendPrepared, type ApiRequest, type RequestTiming } from "./http.ts";
 
 /** The requests of `svc auth`, and the answers they expect: `/v1/auth/…`. */
-
-const AUTH_TIMEOUT_MS = 30_000;
 
 export type SignedIn = z.infer<typeof signedInSchema>;
 export type WhoAmI = z.infer<typeof whoAmISchema>;
 
-/**
- * Sends once, and again only when the request budget refused it (decision 45): then nothing
- * was done, which makes even a sign-in safe to send again.
- */
 async function send(
   base: URL,
   token: string | null,
   request: ApiRequest,
   onTiming?: (timing: RequestTiming) => void,
 ) {
-  const prepared = prepareRequest(base, token, request);
-  return sendWithRetries(
-    () =>
-      sendRequest(prepared, {
-        timeoutMs: AUTH_TIMEOUT_MS,
-        ...(onTiming === undefined ? {} : { onTiming }),
-      }),
-    () => undefined,
-    false,
-  );
+  const transport = cliTransport({ base, token, onTiming });
+  return sendPrepared(transport, transport.prepare(request));
 }
 
 /** `POST /v1/auth/sessions`: a new session for an e-mail address and password. */
