@@ -10,12 +10,12 @@
  * No raw limit: on a machine whose speed moves from minute to minute, the CPU each build
  * spends on a delivery compares two builds better than their rates do (docs/PERFORMANCE.md).
  */
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
 import { measureThroughput, register, warmUpCount } from "./measure.ts";
-import { postgresDatabase } from "./postgres.ts";
+import { postgresCpuMs, postgresDatabase } from "./postgres.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService } from "./service.ts";
 import { argument, cpuMs, progress, round } from "./stats.ts";
@@ -37,25 +37,6 @@ interface Run {
   postgres_us: number;
   bench_us: number;
   idle_pct: number;
-}
-
-/**
- * CPU time in ms of PostgreSQL's backends serving `database` (their process titles name it),
- * so that other databases' work on the same server (tests, other runs) does not count. Shared
- * background processes (WAL writer, checkpointer) are left out for the same reason.
- */
-async function postgresCpuMs(database: string): Promise<number> {
-  let total = 0;
-  for (const pid of (await readdir("/proc")).filter((name) => /^\d+$/.test(name))) {
-    try {
-      if ((await readFile(`/proc/${pid}/comm`, "utf8")).trim() !== "postgres") continue;
-      const title = (await readFile(`/proc/${pid}/cmdline`, "utf8")).replaceAll("\0", " ");
-      if (title.split(" ").includes(database)) total += await cpuMs(`/proc/${pid}/stat`);
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return total;
 }
 
 /** Idle and total jiffies of the whole machine. */

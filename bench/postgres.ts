@@ -1,5 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import { cpuMs } from "./stats.ts";
 
 /**
  * A fresh PostgreSQL database for the run, on SVC_BENCH_POSTGRES_URL's server (default the
@@ -24,4 +26,23 @@ export function postgresDatabase(): { url: string; drop: () => void } | { skippe
       psql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
+}
+
+/**
+ * CPU time in ms of PostgreSQL's backends serving `database` (their process titles name it),
+ * so that other databases' work on the same server (tests, other runs) does not count. Shared
+ * background processes (WAL writer, checkpointer) are left out for the same reason.
+ */
+export async function postgresCpuMs(database: string): Promise<number> {
+  let total = 0;
+  for (const pid of (await readdir("/proc")).filter((name) => /^\d+$/.test(name))) {
+    try {
+      if ((await readFile(`/proc/${pid}/comm`, "utf8")).trim() !== "postgres") continue;
+      const title = (await readFile(`/proc/${pid}/cmdline`, "utf8")).replaceAll("\0", " ");
+      if (title.split(" ").includes(database)) total += await cpuMs(`/proc/${pid}/stat`);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return total;
 }
