@@ -101,9 +101,20 @@ async function selectFanOutsOver(
  * Parameters: $1 true, $2–$5 the lease (0, 0, null, [] for none), the batch $6.
  */
 function insertDeliveries(db: Database): string {
+  return `${matchedDeliveries(db)}
+     ${deliveriesInsert}`;
+}
+
+/**
+ * The CTEs `matched` and `numbered`: a row per delivery the batch queues, with what a worker
+ * needs of its destination, so that PostgreSQL's statement returns it without reading the
+ * destination again.
+ */
+function matchedDeliveries(db: Database): string {
   return `matched AS (
        SELECT b.id AS event_id, d.id AS destination_id, b.workspace_id, b.type, b.created_at,
-              b.position, d.seq AS destination_seq,
+              b.position, d.seq AS destination_seq, d.url, d.active, d.deleted_at,
+              d.secret_ciphertext, d.circuit_opens,
               CASE WHEN d.circuit_open_until > b.created_at THEN d.circuit_open_until
                    ELSE b.created_at END AS due_at,
               CASE WHEN d.circuit_opens = 0 AND d.kind = 'webhook'
@@ -117,8 +128,10 @@ function insertDeliveries(db: Database): string {
      numbered AS (
        SELECT matched.*,
               ROW_NUMBER() OVER (PARTITION BY takeable ORDER BY position, destination_seq) AS n
-       FROM matched)
-     INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
+       FROM matched)`;
+}
+
+const deliveriesInsert = `INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
                              attempts, next_attempt_at, lease_owner, created_at, updated_at,
                              listen_due_at)
      SELECT event_id, destination_id, workspace_id, type, 'pending', 0,
@@ -130,7 +143,6 @@ function insertDeliveries(db: Database): string {
      FROM numbered
      ORDER BY position, destination_seq
      RETURNING seq, event_id, destination_id, event_type, attempts, retry_base, lease_owner`;
-}
 
 /**
  * The transactional outbox, for a batch of events: the events and their deliveries are one
@@ -215,14 +227,15 @@ async function writeInOneStatement(
             SELECT id, workspace_id, type, body, api_version, created_at
             FROM batch ORDER BY position
             RETURNING id),
-     ins AS (WITH ${insertDeliveries(db)})
+     ${matchedDeliveries(db)},
+     ins AS (${deliveriesInsert})
      SELECT ins.seq, ins.event_id, ins.event_type, ins.attempts, ins.retry_base, ins.lease_owner,
             CASE WHEN ins.lease_owner IS NULL THEN NULL ELSE b.body END AS body,
-            d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
-            d.workspace_id, d.circuit_opens
+            m.destination_id, m.url, m.active, m.deleted_at, m.secret_ciphertext,
+            m.workspace_id, m.circuit_opens
      FROM ins
      JOIN batch b ON b.id = ins.event_id
-     JOIN destinations d ON d.id = ins.destination_id
+     JOIN numbered m ON m.event_id = ins.event_id AND m.destination_id = ins.destination_id
      ORDER BY ins.seq`,
     [...leaseValues(lease), batchValue(events)],
   );
