@@ -11,7 +11,9 @@
  * each statement of the run's database: calls, execution and planning time (µs; planning
  * counts where `pg_stat_statements.track_planning` is on), rows, shared blocks hit
  * and dirtied, WAL bytes; then the tables' inserted, updated and HOT-updated rows and the
- * cluster's WAL and the run database's backends' CPU per delivery. Figures that do not depend on the machine's load (statements,
+ * cluster's WAL, the run database's live backends' CPU and the whole cluster's CPU (the
+ * postmaster's children, those that exited included: the cluster must be one's own and on this
+ * machine) per delivery. Figures that do not depend on the machine's load (statements,
  * rows, blocks, WAL) compare two builds better than times do on a shared machine.
  */
 import { spawnSync } from "node:child_process";
@@ -20,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
 import { measureThroughput, register } from "./measure.ts";
-import { postgresCpuMs, postgresDatabase } from "./postgres.ts";
+import { postgresClusterCpuMs, postgresCpuMs, postgresDatabase } from "./postgres.ts";
 import { startBenchReceiver } from "./receiver.ts";
 import { startBenchService } from "./service.ts";
 import { argument, progress, round } from "./stats.ts";
@@ -101,10 +103,12 @@ async function main(): Promise<void> {
     psql(admin.href, "SELECT pg_stat_statements_reset()");
     const walBefore = psql(admin.href, "SELECT pg_current_wal_lsn()");
     const cpuBefore = await postgresCpuMs(database);
+    const clusterBefore = await postgresClusterCpuMs(admin.href);
     progress(`${count} events…`);
     const throughput = await measureThroughput(service, receiver, count);
     await waitUntilEnded(pg.url);
     const backendsMs = (await postgresCpuMs(database)) - cpuBefore;
+    const clusterMs = (await postgresClusterCpuMs(admin.href)) - clusterBefore;
     // The statistics collector reports a backend's table counts at its next transaction end
     // or within a second; give it that.
     await new Promise((done) => setTimeout(done, 1500));
@@ -153,6 +157,7 @@ async function main(): Promise<void> {
         },
         cluster_wal_b: per(wal, 0),
         backends_cpu_us: per(backendsMs * 1000, 0),
+        cluster_cpu_us: per(clusterMs * 1000, 0),
       })}\n`,
     );
     for (const after of tablesAfter) {
