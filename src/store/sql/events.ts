@@ -247,7 +247,7 @@ async function writeInOneStatement(
      refused AS (
        SELECT m.position, COUNT(*) AS fan_out
        FROM matched m
-       JOIN (SELECT CAST(l.value AS INTEGER) AS fan_out_limit, l.ordinality - 1 AS position
+       JOIN (SELECT CAST(l.value AS BIGINT) AS fan_out_limit, l.ordinality - 1 AS position
              FROM jsonb_array_elements_text(CAST($7 AS JSONB)) WITH ORDINALITY l) l
          ON l.position = m.position
        WHERE m.kind = 'webhook'
