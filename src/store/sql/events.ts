@@ -101,20 +101,23 @@ async function selectFanOutsOver(
  * Parameters: $1 true, $2–$5 the lease (0, 0, null, [] for none), the batch $6.
  */
 function insertDeliveries(db: Database): string {
-  return `${matchedCte(db)}, ${numberedCte("matched")}
+  return `${matchedCte(db, false)}, ${numberedCte("matched")}
      ${deliveriesInsert}`;
 }
 
 /**
- * The CTE `matched`: a row per delivery the batch would queue, with what a worker needs of its
- * destination, so that PostgreSQL's statement returns it without reading the destination
- * again, and the destination's kind, which its fan-out counts.
+ * The CTE `matched`: a row per delivery the batch would queue. With `forWorker` (PostgreSQL's
+ * one statement), also what a worker needs of its destination, so that the statement returns
+ * it without reading the destination again, and the destination's kind, which its fan-out
+ * counts; SQLite reads those after its INSERT (`selectClaimed`), and sorts less without them.
  */
-function matchedCte(db: Database): string {
+function matchedCte(db: Database, forWorker: boolean): string {
+  const destination = forWorker
+    ? "d.url, d.active, d.deleted_at, d.secret_ciphertext, d.circuit_opens, d.kind,"
+    : "";
   return `matched AS (
        SELECT b.id AS event_id, d.id AS destination_id, b.workspace_id, b.type, b.created_at,
-              b.position, d.seq AS destination_seq, d.url, d.active, d.deleted_at,
-              d.secret_ciphertext, d.circuit_opens, d.kind,
+              b.position, d.seq AS destination_seq, ${destination}
               CASE WHEN d.circuit_open_until > b.created_at THEN d.circuit_open_until
                    ELSE b.created_at END AS due_at,
               CASE WHEN d.circuit_opens = 0 AND d.kind = 'webhook'
@@ -243,7 +246,7 @@ async function writeInOneStatement(
     WrittenRow & { refused_position: number | null; fan_out: number | string | null }
   >(
     `WITH ${batchTable(db, "$6")},
-     ${matchedCte(db)},
+     ${matchedCte(db, true)},
      refused AS (
        SELECT m.position, COUNT(*) AS fan_out
        FROM matched m
