@@ -4,7 +4,7 @@
  * `docs/errors.md` lists this table; a test keeps the two in step.
  */
 
-/** Exit statuses of `svc`. Documented in the README ("Exit statuses"). */
+/** Exit statuses of `svc`. Documented in docs/cli.md ("Errors and exit statuses") and docs/errors.md. */
 export const ExitStatus = {
   ok: 0,
   /** An unexpected failure (a bug, or the server answered 5xx). */
@@ -443,7 +443,7 @@ export const errorCatalog = {
     status: null,
     exit: ExitStatus.failure,
     message:
-      '`svc admin backup` and `svc admin restore` copy a SQLite database. For PostgreSQL use pg_dump and pg_restore (README, "Backups").',
+      '`svc admin backup` and `svc admin restore` copy a SQLite database. For PostgreSQL use pg_dump and pg_restore (docs/operations.md, "Backups").',
   },
   database_in_use: {
     status: null,

@@ -304,7 +304,7 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
   };
 }
 
-/** The environment variable of each setting; the README's configuration table lists them all. */
+/** The environment variable of each setting; docs/configuration.md's table lists them all. */
 export const environmentNames: Record<keyof ServerConfig, string> = {
   host: "SVC_HOST",
   port: "SVC_PORT",

@@ -114,15 +114,15 @@ describe("server configuration", () => {
   });
 });
 
-describe("the README's configuration table", () => {
+describe("the configuration reference's table (docs/configuration.md)", () => {
   it("lists every setting with its environment variable", async () => {
     const { readFile } = await import("node:fs/promises");
-    const readme = await readFile(new URL("../../../README.md", import.meta.url), "utf8");
-    const table = readme.slice(readme.indexOf("## Configuration"));
+    const page = await readFile(new URL("../../../docs/configuration.md", import.meta.url), "utf8");
+    const table = page.slice(page.indexOf("## Every setting"));
     for (const [setting, variable] of Object.entries(environmentNames)) {
       const row = table.split("\n").find((line) => line.startsWith(`| \`${setting}\``));
-      assert.ok(row, `README lacks a row for ${setting}`);
-      assert.ok(row.includes(`\`${variable}\``), `README's row for ${setting} lacks ${variable}`);
+      assert.ok(row, `docs/configuration.md lacks a row for ${setting}`);
+      assert.ok(row.includes(`\`${variable}\``), `its row for ${setting} lacks ${variable}`);
     }
   });
 });

@@ -42,8 +42,8 @@ export function registerServerCommand(program: Command, io: CliIo): void {
     .addHelpText(
       "after",
       `
-Every setting also has an environment variable and a key of the --config file (README
-"Configuration"); flags win. GET /healthz, /readyz and /metrics answer on the same port, in
+Every setting also has an environment variable and a key of the --config file
+(docs/configuration.md); flags win. GET /healthz, /readyz and /metrics answer on the same port, in
 every role; GET /openapi.json describes the API.
 
 Examples:
