@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
-import { cpuMs, ticksPerSecond } from "./stats.ts";
+import { openDatabase } from "../src/store/open-store.ts";
+import { cpuMs, round, ticksPerSecond } from "./stats.ts";
 
 /**
  * A fresh PostgreSQL database for the run, on SVC_BENCH_POSTGRES_URL's server (default the
@@ -75,4 +76,59 @@ export async function postgresClusterCpuMs(baseUrl: string): Promise<number> {
     }
   }
   return total;
+}
+
+/** The database name of a postgres:// URL. */
+export function databaseOf(url: string): string {
+  return new URL(url).pathname.slice(1);
+}
+
+/**
+ * The statements the measured deliveries ran, from pg_stat_statements when the server preloads
+ * it (a cluster of one's own: `shared_preload_libraries = 'pg_stat_statements'`): per delivery,
+ * each statement's calls, execution time and buffers, the costliest first. Null without it.
+ */
+export async function startStatementCounts(
+  url: string,
+): Promise<{ report: (count: number) => Promise<string> } | null> {
+  const db = openDatabase(url);
+  try {
+    const [loaded] = await db.query<{ setting: string }>(
+      "SELECT setting FROM pg_settings WHERE name = 'shared_preload_libraries'",
+    );
+    if (loaded?.setting.includes("pg_stat_statements") !== true) return null;
+    await db.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    await db.query("SELECT pg_stat_statements_reset()");
+  } finally {
+    await db.close();
+  }
+  return {
+    async report(count) {
+      const reader = openDatabase(url);
+      try {
+        const top = await reader.query<{
+          query: string;
+          calls: string;
+          ms: number | string;
+          blocks: string;
+        }>(
+          `SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS query, calls,
+             total_exec_time AS ms, shared_blks_hit + shared_blks_read AS blocks
+           FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database
+             WHERE datname = current_database())
+           ORDER BY total_exec_time DESC LIMIT 8`,
+        );
+        return top
+          .map(
+            (row) =>
+              `  ${round((Number(row.ms) * 1000) / count, 1)} µs/delivery, ` +
+              `${round(Number(row.calls) / count, 2)} calls, ` +
+              `${round(Number(row.blocks) / count, 1)} blocks: ${row.query}`,
+          )
+          .join("\n");
+      } finally {
+        await reader.close();
+      }
+    },
+  };
 }

@@ -85,6 +85,13 @@ export const errorCatalog = {
     message:
       "Events must be a non-empty list of: *, job.completed, job.failed, collection.completed.",
   },
+  // Operational notifications (decision 48).
+  operational_event_type: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message:
+      "This is an operational event type (destination.failing, destination.recovered, delivery.failed, storage.full, storage.recovered, listen_session.ended): the server sends it to the operator's operations endpoints alone. A workspace can neither publish it nor subscribe to it.",
+  },
   empty_update: {
     status: 400,
     exit: ExitStatus.rejected,

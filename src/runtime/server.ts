@@ -13,11 +13,13 @@ import { AppError } from "../errors.ts";
 import type { Clock, Resolver, Store } from "../interfaces.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
 import { ServiceMetrics } from "../observability/metrics.ts";
+import type { Tracing } from "../observability/tracing/tracing.ts";
 import { PortSet } from "../net/port-set.ts";
 import { isPostgresUrl, openStore, redactDatabase } from "../store/open-store.ts";
 import { PostgresWakeUps } from "../store/postgres/deliveries-listener.ts";
 import { serverResolver, startDelivery } from "./delivery.ts";
 import { checkEncryptionKey } from "./encryption-key-check.ts";
+import { startOperations } from "./operations.ts";
 
 export interface RunningServer {
   /** The base URL the API listens on, e.g. http://127.0.0.1:8787. */
@@ -32,6 +34,11 @@ export interface ServerSeams {
   readonly clock: Clock;
   /** Default: the `resolve` table of the configuration, then the system resolver. */
   readonly resolver?: Resolver;
+  /**
+   * Spans of requests, publishes and attempts (decision 47), started by the caller from the
+   * `OTEL_*` variables (`startTracing`); absent or null when tracing is off.
+   */
+  readonly tracing?: Tracing | null;
 }
 
 /** Something the server started and must stop, in the reverse order of starting. */
@@ -49,6 +56,7 @@ export async function startServer(
   seams: ServerSeams,
 ): Promise<RunningServer> {
   const { logger, clock } = seams;
+  const tracing = seams.tracing ?? null;
   await checkLocalFiles(config, { encryptionKey: true });
   const location = databaseLocation(config);
   const postgres = isPostgresUrl(location);
@@ -86,6 +94,17 @@ export async function startServer(
     const key = await loadEncryptionKey(config.encryptionKey, config.dataDir);
     await checkEncryptionKey(store.encryptionKeys, key, config);
     const secretBox = new SecretBox(key);
+    const operations = await startOperations(config, {
+      store,
+      secretBox,
+      clock,
+      logger,
+      resolver,
+      addressPolicy,
+      destinationPorts,
+      database: postgres ? "postgres" : "sqlite",
+    });
+    if (operations !== null) started.push(operations);
     if (config.role !== "api") {
       const wakeUps: WakeUpSource = postgres
         ? new PostgresWakeUps(location, logger)
@@ -102,6 +121,7 @@ export async function startServer(
           secretBox,
           wakeUps,
           metrics,
+          tracing,
         }),
       );
     }
@@ -126,6 +146,7 @@ export async function startServer(
                 postgres ? new PostgresWakeUps(location, logger) : undefined,
               ),
               portal: portalSettingsOf(config),
+              tracing,
             },
             logger,
           );

@@ -5,6 +5,7 @@ import { describe, it } from "node:test";
 import {
   environmentNames,
   loadServerConfig,
+  operationsEndpointsOf,
   resolveTable,
 } from "../../src/config/server-config.ts";
 import { tempDir } from "../support/temp.ts";
@@ -35,6 +36,46 @@ describe("server configuration", () => {
     } finally {
       await dir.cleanup();
     }
+  });
+
+  it("takes operations endpoints from the environment and a JSON list, and refuses half of one", () => {
+    const secret = `whsec_${"c".repeat(43)}`;
+    const config = loadServerConfig({
+      env: {
+        SVC_OPERATIONS_URL: "https://ops.example.com/notices",
+        SVC_OPERATIONS_SECRET: secret,
+        SVC_OPERATIONS_ENDPOINTS: JSON.stringify([{ url: "https://pager.example.net/h", secret }]),
+        SVC_FAILING_NOTICE_INTERVAL: "30m",
+      },
+      flags: {},
+    });
+    assert.deepEqual(operationsEndpointsOf(config), [
+      { url: "https://ops.example.com/notices", secret },
+      { url: "https://pager.example.net/h", secret },
+    ]);
+    assert.equal(config.failingNoticeInterval, 1_800_000);
+    assert.deepEqual(operationsEndpointsOf(loadServerConfig({ env: {}, flags: {} })), []);
+    assert.throws(
+      () =>
+        loadServerConfig({
+          env: {
+            SVC_OPERATIONS_URL: "http://ops.example.com/notices",
+            SVC_OPERATIONS_ENDPOINTS: JSON.stringify([{ url: "https://x.example", secret: "s" }]),
+          },
+          flags: {},
+        }),
+      (error: Error & { code?: string }) => {
+        assert.equal(error.code, "invalid_config");
+        assert.match(error.message, /SVC_OPERATIONS_URL.*https/);
+        assert.match(error.message, /SVC_OPERATIONS_ENDPOINTS.*whsec_/);
+        return true;
+      },
+    );
+    assert.throws(
+      () =>
+        loadServerConfig({ env: { SVC_OPERATIONS_URL: "https://ops.example.com/n" }, flags: {} }),
+      /SVC_OPERATIONS_SECRET.*together/,
+    );
   });
 
   it("reports every problem at once, naming the environment variable", () => {

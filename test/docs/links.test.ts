@@ -26,6 +26,7 @@ const topicPages = [
   "docs/platform-api.md",
   "docs/postgresql.md",
   "docs/security.md",
+  "docs/telemetry.md",
   "docs/verifying.md",
 ];
 

@@ -58,13 +58,21 @@ Examples:
       // Loaded here, not at the top: every other command starts faster without the server.
       const { createLogger } = await import("../../lib/logger.ts");
       const { startServer } = await import("../../runtime/server.ts");
-      const logger = createLogger(config.logLevel);
+      const { startTracing } = await import("../../observability/tracing/tracing.ts");
+      // Off, and no OpenTelemetry package loaded, unless an OTLP endpoint is set (decision 47).
+      const tracing = await startTracing(io.env);
+      const logger = createLogger(config.logLevel, undefined, {
+        traceFields: tracing === null ? undefined : () => tracing.logFields(),
+      });
+      tracing?.reportProblemsTo(logger);
       // Listen for signals first: one that arrives during start-up still stops cleanly.
       const stopRequested = shutdownSignal();
-      const server = await startServer(config, { logger, clock: systemClock });
+      const server = await startServer(config, { logger, clock: systemClock, tracing });
       const signal = await stopRequested;
       logger.info({ signal }, "shutting down: finishing requests in flight");
       await server.close();
+      // The spans of the last requests and attempts go out before the process ends.
+      await tracing?.shutdown();
       logger.info("stopped");
       return { data: null, human: null };
     }),

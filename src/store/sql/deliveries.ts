@@ -7,6 +7,7 @@ import type {
   ClaimedDelivery,
   DeliveryStatus,
   EventType,
+  FailureReason,
   LastDelivery,
 } from "../../interfaces.ts";
 import type { Database, JsonColumn, SqlExecutor, SqlValue } from "../database.ts";
@@ -28,6 +29,8 @@ export interface ClaimedRow extends Record<string, unknown> {
   secret_ciphertext: string | null;
   workspace_id: string;
   circuit_opens: number | string;
+  /** The publish's span context (decision 47); null when it was not traced. */
+  traceparent: string | null;
 }
 
 /** A claim's token: the owner's name, and a part of its own for this claim. */
@@ -152,7 +155,7 @@ export async function selectClaimed(
   if (seqs.length === 0) return [];
   const rows = await tx.query<ClaimedRow>(
     `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, dl.retry_base, e.body,
-            d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
+            e.traceparent, d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
             d.workspace_id, d.circuit_opens
      FROM deliveries dl
      JOIN events e ON e.id = dl.event_id
@@ -173,6 +176,7 @@ export function toClaimedDelivery(row: ClaimedRow, lease: string): ClaimedDelive
     body: row.body,
     attempts: Number(row.attempts),
     retryBase: Number(row.retry_base),
+    traceparent: row.traceparent ?? null,
     destination: {
       id: row.destination_id,
       url: row.url,
@@ -247,8 +251,18 @@ export async function finishAttempts(
   db: Database,
   reports: readonly FinishedAttempt[],
   now: number,
+  onFailed?: (tx: SqlExecutor, seqs: readonly number[]) => Promise<void>,
 ): Promise<boolean[]> {
   const rounds = splitIntoRounds(reports);
+  // Deliveries that end failed for good, which `onFailed` is told of in the same transaction
+  // (decision 48); without it, or without such a report, not one statement more.
+  const failing = new Set(
+    onFailed === undefined
+      ? []
+      : reports.filter(
+          ({ report: { result } }) => result.status === "failed" && endsForGood(result),
+        ),
+  );
   const record = async (executor: SqlExecutor): Promise<boolean[]> => {
     const recorded: boolean[] = reports.map(() => false);
     for (const round of rounds) {
@@ -261,9 +275,24 @@ export async function finishAttempts(
       for (const index of round)
         recorded[index] = changed.has((reports[index] as FinishedAttempt).seq);
     }
+    const failed = reports.flatMap((finished, index) =>
+      recorded[index] === true && failing.has(finished) ? [finished.seq] : [],
+    );
+    if (failed.length > 0) await onFailed?.(executor, [...new Set(failed)]);
     return recorded;
   };
-  return db.writesInCtes && rounds.length === 1 ? record(db) : db.transaction(record);
+  return db.writesInCtes && rounds.length === 1 && failing.size === 0
+    ? record(db)
+    : db.transaction(record);
+}
+
+/**
+ * A failure an operator is told of (`delivery.failed`): the retries were spent, or the
+ * address is refused for good. Not a delivery a user deleted or paused the destination of,
+ * nor one ended by an open circuit (its `destination.failing` tells of those).
+ */
+function endsForGood(result: { readonly reason: FailureReason }): boolean {
+  return result.reason === "retries_exhausted" || result.reason === "destination_refused";
 }
 
 /** The reports' indexes in rounds, in order, where no delivery appears twice in a round. */
@@ -433,10 +462,18 @@ export async function selectNextDueAt(
  *   worker): one probe. SQLite: `SEARCH deliveries USING COVERING INDEX deliveries_due
  *   (next_attempt_at<?)`; PostgreSQL: `Limit -> Index Only Scan using deliveries_due`.
  * - the count reads that index only: SQLite `SCAN deliveries USING COVERING INDEX
- *   deliveries_due`; PostgreSQL `Aggregate -> Index Only Scan using deliveries_due` (it
- *   visits the heap only for pages not yet vacuumed). Its cost grows with the backlog, not
- *   with the table, which is why the metrics read it at most once per few seconds.
+ *   deliveries_due`; PostgreSQL `Aggregate -> Limit -> Index Only Scan using deliveries_due`
+ *   (it visits the heap only for pages not yet vacuumed). It grows with the backlog, not with
+ *   the table, and stops at `backlogCountLimit` entries (decision 50): a backlog of millions
+ *   (a long outage) would otherwise hold SQLite's main thread for a second at each scrape.
  */
+/**
+ * The most pending deliveries the backlog counts: reading 100,000 index entries takes SQLite
+ * ~10 ms of the main thread; past that the gauge says "at least this many", which is all an
+ * alert on a backlog needs (the lag gauge says how far behind the queue is).
+ */
+export const backlogCountLimit = 100_000;
+
 export async function selectBacklog(
   db: SqlExecutor,
   now: number,
@@ -448,32 +485,13 @@ export async function selectBacklog(
     [now],
   );
   const [count] = await db.query<{ pending: number | string }>(
-    "SELECT COUNT(*) AS pending FROM deliveries WHERE status = 'pending'",
+    `SELECT COUNT(*) AS pending FROM
+       (SELECT 1 FROM deliveries WHERE status = 'pending' LIMIT ${backlogCountLimit}) p`,
   );
   return {
     pending: Number(count?.pending ?? 0),
     oldestDueAt: oldest === undefined ? null : new Date(Number(oldest.at)),
   };
-}
-
-/**
- * Call inside a transaction. An event goes only once every delivery of it has ended, so a
- * delivery still being retried keeps its event (and its body) however old it is.
- */
-export async function deleteEndedEventsBefore(tx: SqlExecutor, before: number): Promise<number> {
-  const ended = `SELECT e.id FROM events e WHERE e.created_at < $1
-    AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status = 'pending')`;
-  await tx.execute(
-    `DELETE FROM delivery_attempts WHERE delivery_seq IN
-       (SELECT seq FROM deliveries WHERE event_id IN (${ended}))`,
-    [before],
-  );
-  await tx.execute(`DELETE FROM deliveries WHERE event_id IN (${ended})`, [before]);
-  return tx.execute(`DELETE FROM events WHERE id IN (${ended})`, [before]);
-}
-
-export async function deleteAttemptsBefore(db: SqlExecutor, before: number): Promise<number> {
-  return db.execute("DELETE FROM delivery_attempts WHERE started_at < $1", [before]);
 }
 
 interface LastDeliveryRow extends Record<string, unknown> {

@@ -31,6 +31,7 @@ const batchColumns: readonly JsonColumn[] = [
   ["api_version", "TEXT"],
   ["created_at", "BIGINT"],
   ["position", "INTEGER"],
+  ["traceparent", "TEXT"],
 ];
 
 /** The batch's events as a table, in publish order (`position`), in parameter `placeholder`. */
@@ -49,6 +50,7 @@ function batchValue(events: readonly NewEvent[]): string {
       event.apiVersion,
       event.createdAt.getTime(),
       position,
+      event.traceparent ?? null,
     ]),
   );
 }
@@ -256,8 +258,9 @@ async function writeInOneStatement(
        WHERE m.kind = 'webhook'
        GROUP BY m.position, l.fan_out_limit
        HAVING COUNT(*) > l.fan_out_limit),
-     ev AS (INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
-            SELECT id, workspace_id, type, body, api_version, created_at
+     ev AS (INSERT INTO events (id, workspace_id, type, body, api_version, created_at,
+                        traceparent)
+            SELECT id, workspace_id, type, body, api_version, created_at, traceparent
             FROM batch WHERE position NOT IN (SELECT position FROM refused)
             ORDER BY position
             RETURNING id),
@@ -265,6 +268,7 @@ async function writeInOneStatement(
      ins AS (${deliveriesInsert})
      SELECT ins.seq, ins.event_id, ins.event_type, ins.attempts, ins.retry_base, ins.lease_owner,
             CASE WHEN ins.lease_owner IS NULL THEN NULL ELSE b.body END AS body,
+            b.traceparent,
             m.destination_id, m.url, m.active, m.deleted_at, m.secret_ciphertext,
             m.workspace_id, m.circuit_opens,
             CAST(NULL AS INTEGER) AS refused_position, CAST(NULL AS BIGINT) AS fan_out
@@ -273,7 +277,7 @@ async function writeInOneStatement(
      JOIN numbered m ON m.event_id = ins.event_id AND m.destination_id = ins.destination_id
      UNION ALL
      SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-            position, fan_out
+            NULL, position, fan_out
      FROM refused
      ORDER BY seq`,
     [
@@ -305,8 +309,8 @@ async function writeInTransaction(
   const batch = batchValue(events);
   await tx.execute(
     `WITH ${batchTable(db, "$1")}
-     INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
-     SELECT id, workspace_id, type, body, api_version, created_at
+     INSERT INTO events (id, workspace_id, type, body, api_version, created_at, traceparent)
+     SELECT id, workspace_id, type, body, api_version, created_at, traceparent
      FROM batch ORDER BY position`,
     [batch],
   );
@@ -347,8 +351,8 @@ export async function publishTestEvent(
     if (destination === undefined) return false;
     await tx.execute(
       `INSERT INTO events (id, workspace_id, type, body, api_version, created_at,
-                           test_destination_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+                           test_destination_id, traceparent)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [
         event.id,
         event.workspaceId,
@@ -357,6 +361,7 @@ export async function publishTestEvent(
         event.apiVersion,
         created,
         destinationId,
+        event.traceparent ?? null,
       ],
     );
     await tx.execute(
