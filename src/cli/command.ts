@@ -18,8 +18,12 @@ import { usageError } from "./usage.ts";
 export interface CommandSettings {
   /** The acting global options this command honours; it refuses the others. */
   readonly accepts: readonly Exclude<ActingOption, "fields" | "output">[];
-  /** The members `--field` and `--fields` may name; without it, the command refuses them. */
-  readonly fields?: readonly string[];
+  /**
+   * The members `--field` and `--fields` may name; without it, the command refuses them. A
+   * function when the list comes from the command's response schema: it is imported only when
+   * the command runs, so that `--help` never loads the schemas (decision 51).
+   */
+  readonly fields?: readonly string[] | (() => Promise<readonly string[]>);
   /**
    * What `--output` is: the new file the command writes the secret it issues to ("secret",
    * handled by the command; also `admin backup`'s copy, which holds every secret there is), or the new file its printed result goes to instead of stdout
@@ -90,7 +94,9 @@ export function action<Options extends GlobalOptions>(
     const options = command.optsWithGlobals<Options>();
     const name = commandName(command);
     refuseOptionsNotActedOn(options, settings, name);
-    const mode = resolveOutputMode(options, settings.fields ?? [], name);
+    const fields =
+      typeof settings.fields === "function" ? await settings.fields() : (settings.fields ?? []);
+    const mode = resolveOutputMode(options, fields, name);
     const print = { mode, pager: options.pager !== false };
     const resultFile = settings.output === "result" ? options.output : undefined;
     if (resultFile === undefined || options.dryRun === true) {

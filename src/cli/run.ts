@@ -14,7 +14,7 @@ import { usageError } from "./usage.ts";
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const errorOutput = jsonRequested(argv);
   const failure: ParseFailure = { command: null };
-  const program = buildProgram(io, failure);
+  const program = await buildProgram(io, argv, failure);
   try {
     await program.parseAsync(argv, { from: "user" });
     return ExitStatus.ok;

@@ -862,14 +862,14 @@ describe("svc events and svc deliveries: what is refused or previewed sends noth
 
 describe("the command groups", () => {
   const io = { env: {} } as unknown as CliIo;
-  const names = (group: string) =>
-    buildProgram(io)
-      .commands.find((command) => command.name() === group)
+  const names = async (group: string) =>
+    (await buildProgram(io, [])).commands
+      .find((command) => command.name() === group)
       ?.commands.map((command) => command.name());
 
-  it("svc webhooks keeps exactly its five subcommands; events and deliveries have theirs", () => {
-    assert.deepEqual(names("webhooks"), ["list", "create", "get", "update", "delete"]);
-    assert.deepEqual(names("events"), ["send", "list", "get"]);
-    assert.deepEqual(names("deliveries"), ["list", "get", "retry", "recover"]);
+  it("svc webhooks keeps exactly its five subcommands; events and deliveries have theirs", async () => {
+    assert.deepEqual(await names("webhooks"), ["list", "create", "get", "update", "delete"]);
+    assert.deepEqual(await names("events"), ["send", "list", "get"]);
+    assert.deepEqual(await names("deliveries"), ["list", "get", "retry", "recover"]);
   });
 });

@@ -16,9 +16,8 @@ function commandPaths(command: Command, path: readonly string[] = []): string[][
 }
 
 describe("svc --help, everywhere (issue 19)", () => {
-  const paths = commandPaths(buildProgram({ env: {} } as unknown as CliIo));
-
   it("every group and command has examples in its help", async () => {
+    const paths = commandPaths(await buildProgram({ env: {} } as unknown as CliIo, []));
     assert.ok(paths.length > 30, `${paths.length} commands`);
     const without: string[] = [];
     for (const path of paths) {
@@ -46,7 +45,7 @@ describe("svc --help, everywhere (issue 19)", () => {
     const link = await runCliInMemory(["portal-link", "create", "--help"], { env: {} });
     assert.match(link.stdout, /printed on stdout alone: it is a bearer credential/);
     assert.doesNotMatch(link.stdout, /--output/, "the URL is never written to a file");
-    const webhooks = buildProgram({ env: {} } as unknown as CliIo).commands.find(
+    const webhooks = (await buildProgram({ env: {} } as unknown as CliIo, [])).commands.find(
       (command) => command.name() === "webhooks",
     );
     assert.deepEqual(

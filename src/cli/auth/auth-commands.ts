@@ -1,8 +1,9 @@
 import type { Command } from "commander";
+import { DEFAULT_API_URL } from "../client/api-url.ts";
+import type { LoginOptions } from "./login.ts";
+import { action } from "../command.ts";
+import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
-import { registerLogin } from "./login.ts";
-import { registerLogout } from "./logout.ts";
-import { registerStatus } from "./status.ts";
 
 /** `svc auth`: sign in, see who you are, sign out; each subcommand in its own file. */
 export function registerAuthCommands(program: Command, io: CliIo): void {
@@ -24,4 +25,74 @@ Examples:
   registerLogin(group, io);
   registerStatus(group, io);
   registerLogout(group, io);
+}
+
+function registerLogin(group: Command, io: CliIo): void {
+  group
+    .command("login")
+    .description("sign in: save a session (or, with --with-token, an API key) for svc to use")
+    .option("--with-token", "read an API key from standard input instead of signing in")
+    .option("--email <address>", "the e-mail address to sign in with (else asked)")
+    .option("--password-stdin", "read the password from standard input (needs --email)")
+    .option("--api-url <url>", "the API to sign in to (default: env SERVICE_API_URL, else asked)")
+    .addHelpText(
+      "after",
+      `
+On a terminal it asks for the API URL (default SERVICE_API_URL, else ${DEFAULT_API_URL}),
+your e-mail address and password (not shown as you type). The server issues a session token,
+saved with the API URL in $XDG_CONFIG_HOME/svc/credentials.json (else
+~/.config/svc/credentials.json), mode 0600; the password is never saved. Sessions last 30
+days unless the server is configured otherwise. SERVICE_API_KEY, when set, takes precedence.
+
+Examples:
+  $ svc auth login
+  $ svc auth login --with-token < owner.key
+  $ printf '%s\\n' "$PASSWORD" | svc auth login --email you@example.com --password-stdin`,
+    )
+    .action(
+      action<LoginOptions>(io, { accepts: [] }, async (options) =>
+        (await import("./login.ts")).login(options, io),
+      ),
+    );
+}
+
+function registerStatus(group: Command, io: CliIo): void {
+  group
+    .command("status")
+    .description("show who svc signs in as, against which API, with which workspaces and scopes")
+    .addHelpText(
+      "after",
+      `
+Asks the API who the credentials in use belong to. Exits 4 when there are none, or when
+the API refuses them (an expired or signed-out session: sign in again).
+
+Examples:
+  $ svc auth status
+  $ svc auth status --json`,
+    )
+    .action(
+      action<GlobalOptions>(io, { accepts: [] }, async () =>
+        (await import("./status.ts")).status(io),
+      ),
+    );
+}
+
+function registerLogout(group: Command, io: CliIo): void {
+  group
+    .command("logout")
+    .description("sign out: revoke the saved session on the server and remove it from this machine")
+    .addHelpText(
+      "after",
+      `
+A saved API key (from --with-token) is only removed from this machine; the key stays valid
+until an operator revokes it. SERVICE_API_KEY is not touched.
+
+Examples:
+  $ svc auth logout`,
+    )
+    .action(
+      action<GlobalOptions>(io, { accepts: [] }, async () =>
+        (await import("./logout.ts")).logout(io),
+      ),
+    );
 }

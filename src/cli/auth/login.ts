@@ -1,8 +1,6 @@
-import type { Command } from "commander";
 import { AppError } from "../../errors.ts";
 import { DEFAULT_API_URL, parseApiUrl } from "../client/api-url.ts";
 import { createSession, revokeSession, whoAmI } from "../client/auth-api.ts";
-import { action } from "../command.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
@@ -169,29 +167,4 @@ export async function login(options: LoginOptions, io: CliIo): Promise<CommandRe
     human: null,
     notes,
   };
-}
-
-export function registerLogin(group: Command, io: CliIo): void {
-  group
-    .command("login")
-    .description("sign in: save a session (or, with --with-token, an API key) for svc to use")
-    .option("--with-token", "read an API key from standard input instead of signing in")
-    .option("--email <address>", "the e-mail address to sign in with (else asked)")
-    .option("--password-stdin", "read the password from standard input (needs --email)")
-    .option("--api-url <url>", "the API to sign in to (default: env SERVICE_API_URL, else asked)")
-    .addHelpText(
-      "after",
-      `
-On a terminal it asks for the API URL (default SERVICE_API_URL, else ${DEFAULT_API_URL}),
-your e-mail address and password (not shown as you type). The server issues a session token,
-saved with the API URL in $XDG_CONFIG_HOME/svc/credentials.json (else
-~/.config/svc/credentials.json), mode 0600; the password is never saved. Sessions last 30
-days unless the server is configured otherwise. SERVICE_API_KEY, when set, takes precedence.
-
-Examples:
-  $ svc auth login
-  $ svc auth login --with-token < owner.key
-  $ printf '%s\\n' "$PASSWORD" | svc auth login --email you@example.com --password-stdin`,
-    )
-    .action(action<LoginOptions>(io, { accepts: [] }, (options) => login(options, io)));
 }

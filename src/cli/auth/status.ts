@@ -1,10 +1,7 @@
-import type { Command } from "commander";
 import { AppError } from "../../errors.ts";
 import { resolveApiUrl } from "../client/api-url.ts";
 import { whoAmI } from "../client/auth-api.ts";
 import { resolveCredentials } from "../client/credentials.ts";
-import { action } from "../command.ts";
-import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
 import { credentialsPath, readSavedCredentials } from "./credentials-file.ts";
@@ -59,21 +56,4 @@ export async function status(io: CliIo): Promise<CommandResult> {
     }
   }
   return { data, human: lines.join("\n") };
-}
-
-export function registerStatus(group: Command, io: CliIo): void {
-  group
-    .command("status")
-    .description("show who svc signs in as, against which API, with which workspaces and scopes")
-    .addHelpText(
-      "after",
-      `
-Asks the API who the credentials in use belong to. Exits 4 when there are none, or when
-the API refuses them (an expired or signed-out session: sign in again).
-
-Examples:
-  $ svc auth status
-  $ svc auth status --json`,
-    )
-    .action(action<GlobalOptions>(io, { accepts: [] }, () => status(io)));
 }
