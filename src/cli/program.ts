@@ -23,11 +23,36 @@ class SvcCommand extends Command {
 }
 
 /** The program's global options a command's help lists: those it takes; none for a group. */
-function globalOptionsFor(command: Command, options: readonly Option[]): Option[] {
+function globalOptionsFor(command: Command): Option[] {
   const settings = command instanceof SvcCommand ? command.settings : undefined;
-  if (settings === undefined) return []; // a group: its commands take them
+  if (settings === undefined || command.parent === null) return []; // a group, or svc itself
+  let root = command.parent;
+  while (root.parent !== null) root = root.parent;
   const taken = globalOptionsTaken(settings);
-  return options.filter((option) => taken.has(option.attributeName() as keyof GlobalOptions));
+  return root.options.filter(
+    (option) => !option.hidden && taken.has(option.attributeName() as keyof GlobalOptions),
+  );
+}
+
+/**
+ * A command's help as `gh` shows it: its own options first, then the global options it takes,
+ * once and briefly: their flags on a few lines, not a description each (they are described
+ * once, in `svc --help`). Before, each command's help repeated about 25 lines of them.
+ */
+function formatHelp(this: Help, command: Command, helper: Help): string {
+  const own = Help.prototype.formatHelp.call(this, command, helper);
+  const globals = globalOptionsFor(command).map((option) => helper.optionTerm(option));
+  if (globals.length === 0) return own;
+  const width = (helper.helpWidth ?? 80) - 2;
+  const lines: string[] = [];
+  for (const term of globals) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + 2 + term.length <= width) {
+      lines[lines.length - 1] = `${last}  ${term}`;
+    } else lines.push(term);
+  }
+  const heading = helper.styleTitle('Global Options (described in "svc --help"):');
+  return `${own}\n${heading}\n${lines.map((line) => `  ${line}`).join("\n")}\n`;
 }
 
 type Register = (program: Command, io: CliIo) => void;
@@ -137,12 +162,7 @@ export async function buildProgram(
       .version(VERSION, "-V, --version"),
   )
     // Set before the commands are added: they copy these settings.
-    .configureHelp({
-      showGlobalOptions: true,
-      visibleGlobalOptions(command) {
-        return globalOptionsFor(command, Help.prototype.visibleGlobalOptions.call(this, command));
-      },
-    })
+    .configureHelp({ formatHelp })
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),

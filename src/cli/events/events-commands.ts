@@ -90,7 +90,7 @@ function registerList(group: Command, io: CliIo): void {
       "after",
       `
 Prints the first page (newest first) and says on stderr when there are more; --page-all
-follows every page. created is in Unix seconds, as in the notification. Events are kept for
+follows every page. created is an ISO 8601 time (Unix seconds in JSON, as in the notification). Events are kept for
 the server's eventRetention (30 days by default). Needs the events:read scope.
 
 Examples:

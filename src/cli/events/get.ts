@@ -21,7 +21,7 @@ function describeEvent(event: EventDetailBody): string {
     `id:          ${event.id}`,
     `type:        ${event.type}`,
     `api_version: ${event.api_version}`,
-    `created:     ${event.created} (${unixTime(event.created)})`,
+    `created:     ${unixTime(event.created)}`,
     `data:        ${JSON.stringify(event.data)}`,
     ...deliveries,
   ].join("\n");

@@ -7,7 +7,7 @@ import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
 import { timeRange } from "../time-option.ts";
-import { EVENT_FIELDS, eventsPath } from "./event.ts";
+import { displayedEvent, EVENT_FIELDS, eventsPath } from "./event.ts";
 
 const COMMAND = "events list";
 
@@ -53,5 +53,11 @@ export async function listEvents(
         : `No events in workspace ${session.workspace} match these filters.`,
     );
   }
-  return { data: pages.items, columns: EVENT_FIELDS, raw: pages.bodies.join("\n"), notes };
+  return {
+    data: pages.items,
+    displayed: pages.items.map(displayedEvent),
+    columns: EVENT_FIELDS,
+    raw: pages.bodies.join("\n"),
+    notes,
+  };
 }

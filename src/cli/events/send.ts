@@ -11,7 +11,7 @@ import type { CommandResult } from "../output.ts";
 import { isRecord } from "../render/values.ts";
 import { readJsonObject } from "../stdin-json.ts";
 import { usageError } from "../usage.ts";
-import { eventsPath } from "./event.ts";
+import { displayedEvent, eventsPath } from "./event.ts";
 import { fixtureFor } from "./fixtures.ts";
 
 const COMMAND = "events send";
@@ -68,5 +68,6 @@ export async function sendEvent(options: SendOptions, io: CliIo): Promise<Comman
   };
   if (options.dryRun === true) return dryRunResult(session.prepare(request));
   const response = await session.send(request);
-  return { data: parseBody(eventSummarySchema, response), raw: response.text };
+  const event = parseBody(eventSummarySchema, response);
+  return { data: event, displayed: displayedEvent(event), raw: response.text };
 }
