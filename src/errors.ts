@@ -381,7 +381,7 @@ export const errorCatalog = {
     status: null,
     exit: ExitStatus.usage,
     message:
-      "No workspace selected. Pass --workspace <id> or set SERVICE_WORKSPACE_ID (needed when the credentials reach more than one workspace).",
+      "No workspace selected. Pass --workspace <id>, set SERVICE_WORKSPACE_ID, or choose a default with `svc auth switch --workspace <id>` (needed when the credentials reach more than one workspace).",
   },
   no_credentials: {
     status: null,

@@ -9,20 +9,24 @@ import type { CliIo } from "../io.ts";
 export function registerAuthCommands(program: Command, io: CliIo): void {
   const group = program
     .command("auth")
-    .description("sign in to the API, show who you are signed in as, sign out")
+    .description("sign in to the API, choose a default workspace, show who you are, sign out")
     .helpCommand(false)
     .addHelpText(
       "after",
       `
 Credentials, in order of precedence: SERVICE_API_KEY, then those saved by "svc auth login".
 The API: SERVICE_API_URL, then the saved credentials' API URL, then http://127.0.0.1:8787.
+The workspace: --workspace, then SERVICE_WORKSPACE_ID, then the default chosen by "svc auth
+switch" (with the saved credentials), then the credentials' only workspace.
 
 Examples:
   $ svc auth login
+  $ svc auth switch --workspace ws_0b7c3d5e9f1a2b4c6d8e0f12
   $ svc auth status
   $ svc auth logout`,
     );
   registerLogin(group, io);
+  registerSwitch(group, io);
   registerStatus(group, io);
   registerLogout(group, io);
 }
@@ -43,15 +47,41 @@ your e-mail address and password (not shown as you type). The server issues a se
 saved with the API URL in $XDG_CONFIG_HOME/svc/credentials.json (else
 ~/.config/svc/credentials.json), mode 0600; the password is never saved. Sessions last 30
 days unless the server is configured otherwise. SERVICE_API_KEY, when set, takes precedence.
+--workspace <id> saves that workspace as the default (see "svc auth switch").
 
 Examples:
   $ svc auth login
+  $ svc auth login --workspace ws_0b7c3d5e9f1a2b4c6d8e0f12
   $ svc auth login --with-token < owner.key
   $ printf '%s\\n' "$PASSWORD" | svc auth login --email you@example.com --password-stdin`,
     )
     .action(
-      action<LoginOptions>(io, { accepts: [] }, async (options) =>
+      action<LoginOptions>(io, { accepts: ["workspace"] }, async (options) =>
         (await import("./login.ts")).login(options, io),
+      ),
+    );
+}
+
+function registerSwitch(group: Command, io: CliIo): void {
+  group
+    .command("switch")
+    .description("choose the default workspace: the one commands act on when none is named")
+    .usage("--workspace <id>")
+    .addHelpText(
+      "after",
+      `
+The default is kept with the saved credentials (and removed with them by "svc auth logout").
+A command acts on --workspace, else SERVICE_WORKSPACE_ID, else this default, else the
+credentials' only workspace. It must be a workspace the credentials reach; "svc auth status"
+shows it.
+
+Examples:
+  $ svc auth switch --workspace ws_0b7c3d5e9f1a2b4c6d8e0f12
+  $ svc auth status`,
+    )
+    .action(
+      action<GlobalOptions>(io, { accepts: ["workspace"] }, async (options) =>
+        (await import("./switch.ts")).switchWorkspace(options, io),
       ),
     );
 }
