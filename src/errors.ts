@@ -481,6 +481,12 @@ export const errorCatalog = {
     message:
       "This process's encryption key is not the one the database's signing secrets are sealed with. Give every process the same key: set SVC_ENCRYPTION_KEY to the others' value, or copy encryption.key (mode 0600) from the data directory of the first host.",
   },
+  backup_key_mismatch: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      "The backup's signing secrets are sealed with another encryption key than the one in use here; nothing was restored. Put the key the backup was made with in place (encryption.key or SVC_ENCRYPTION_KEY), then restore again.",
+  },
   insecure_database_file: {
     status: null,
     exit: ExitStatus.failure,
