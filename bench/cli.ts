@@ -9,7 +9,7 @@ import { createTestCa } from "../test/support/tls.ts";
 import { argument, percentile, progress, round } from "./stats.ts";
 
 /**
- * `npm run bench:cli [-- --runs 30]`: how long `svc` takes to answer, against the least Node
+ * `npm run bench:cli [-- --runs 30] [-- --svc <dist/src/bin/svc.js of another build>]`: how long `svc` takes to answer, against the least Node
  * itself takes (issue 33). Like hyperfine: each command is run a few times unmeasured (to
  * warm the page cache and Node's compile cache), then `--runs` times, the commands taking
  * turns so that the machine's load drifts over all of them alike; it reports each median
@@ -24,7 +24,8 @@ import { argument, percentile, progress, round } from "./stats.ts";
 
 const runs = Number(argument("--runs") ?? "30");
 const warmUps = 3;
-const svcBin = fileURLToPath(new URL("../src/bin/svc.js", import.meta.url));
+/** `--svc <path>` times another build's binary (say, main's, for a before-and-after). */
+const svcBin = argument("--svc") ?? fileURLToPath(new URL("../src/bin/svc.js", import.meta.url));
 const nodeFlags = ["--max-semi-space-size=8"]; // the shebang's (src/bin/svc.ts)
 
 const WORKSPACE = "ws_0b7c3d5e9f1a2b4c6d8e0f12";

@@ -32,7 +32,7 @@ describe("svc --help, everywhere (issue 19)", () => {
     const run = await runCliInMemory(["deliveries", "--help"], { env: {} });
     assert.doesNotMatch(run.stdout, /Global Options/);
     const command = await runCliInMemory(["deliveries", "retry", "--help"], { env: {} });
-    assert.match(command.stdout, /Global Options[^\n]*:\n(  [^\n]*\n)*  [^\n]*--dry-run/);
+    assert.match(command.stdout, /Global Options[^\n]*:\n( {2}[^\n]*\n)* {2}[^\n]*--dry-run/);
     assert.doesNotMatch(command.stdout, /--page-all/);
   });
 
