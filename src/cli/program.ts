@@ -41,7 +41,7 @@ function globalOptionsFor(command: Command): Option[] {
  */
 function formatHelp(this: Help, command: Command, helper: Help): string {
   const own = Help.prototype.formatHelp.call(this, command, helper);
-  const globals = globalOptionsFor(command).map((option) => helper.optionTerm(option));
+  const globals = helper.visibleGlobalOptions(command).map((option) => helper.optionTerm(option));
   if (globals.length === 0) return own;
   const width = (helper.helpWidth ?? 80) - 2;
   const lines: string[] = [];
@@ -162,7 +162,9 @@ export async function buildProgram(
       .version(VERSION, "-V, --version"),
   )
     // Set before the commands are added: they copy these settings.
-    .configureHelp({ formatHelp })
+    // Commander shows no global options itself (showGlobalOptions stays false): formatHelp
+    // lists those visibleGlobalOptions gives, which `svc completion` offers too.
+    .configureHelp({ formatHelp, visibleGlobalOptions: globalOptionsFor })
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
