@@ -1,5 +1,6 @@
 /**
- * `npm run bench:ab -- <tree A> <tree B> [--postgres] [--pairs 3] [--count 15000]`: compares
+ * `npm run bench:ab -- <tree A> <tree B> [--postgres] [--pairs 3] [--count 15000] [--traced B]`:
+ * compares
  * two builds of the service (two checkouts, each built with `npm run build`) by alternating
  * end-to-end throughput runs, A then B, `--pairs` times. Each run starts a fresh server from
  * that tree's `dist/` on a fresh database, publishes `warmUpCount` events of warm-up and then
@@ -7,10 +8,16 @@
  * thread apart), PostgreSQL's backends and this process (the publishers and the receiver),
  * and the machine's idle share. Prints each run as a JSON line, then the means per tree.
  *
+ * `--traced B` (or `A`, `AB`) runs that tree's server with OpenTelemetry tracing on, at the
+ * default sampler, exporting OTLP/HTTP protobuf to a sink in this process that reads and
+ * drops each export (decision 47); A and B may then be the same tree.
+ *
  * No raw limit: on a machine whose speed moves from minute to minute, the CPU each build
  * spends on a delivery compares two builds better than their rates do (docs/PERFORMANCE.md).
  */
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
@@ -22,13 +29,20 @@ import { argument, cpuMs, progress, round } from "./stats.ts";
 
 const trees = process.argv.slice(2).filter((word, index, words) => {
   const previous = words[index - 1];
-  return !word.startsWith("--") && previous !== "--pairs" && previous !== "--count";
+  return (
+    !word.startsWith("--") &&
+    previous !== "--pairs" &&
+    previous !== "--count" &&
+    previous !== "--traced"
+  );
 });
+const traced = argument("--traced") ?? "";
 const postgres = process.argv.includes("--postgres");
 const pairs = Number(argument("--pairs") ?? 3);
 const count = Number(argument("--count") ?? 15_000);
 
 interface Run {
+  label: "A" | "B";
   tree: string;
   deliveries_per_s: number;
   publish_p50_ms: number;
@@ -72,7 +86,36 @@ function databaseOf(url: string): string {
   return new URL(url).pathname.slice(1);
 }
 
-async function runOnce(tree: string, dir: string, receiver: BenchReceiver, caCertPath: string) {
+/** An OTLP/HTTP endpoint that reads every export and answers 200, keeping nothing. */
+async function startTraceSink(): Promise<{ url: string; exports: () => number; close(): void }> {
+  let exports = 0;
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      exports += 1;
+      response.writeHead(200, { "content-type": "application/x-protobuf" }).end();
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    exports: () => exports,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+async function runOnce(
+  label: "A" | "B",
+  tree: string,
+  dir: string,
+  receiver: BenchReceiver,
+  caCertPath: string,
+  traceSink: string | null,
+) {
   const pg = postgres ? postgresDatabase() : null;
   if (pg !== null && "skipped" in pg) throw new Error(`PostgreSQL: ${pg.skipped}`);
   const runDir = await mkdtemp(join(dir, "run-"));
@@ -80,7 +123,12 @@ async function runOnce(tree: string, dir: string, receiver: BenchReceiver, caCer
     dir: runDir,
     caCertPath,
     svcBin: join(tree, "dist/src/bin/svc.js"),
-    extraEnv: { SVC_DELIVERY_CONCURRENCY: "256" },
+    extraEnv: {
+      SVC_DELIVERY_CONCURRENCY: "256",
+      ...(traceSink === null
+        ? {}
+        : { OTEL_EXPORTER_OTLP_ENDPOINT: traceSink, OTEL_SERVICE_NAME: `bench-${label}` }),
+    },
     ...(pg === null ? {} : { database: pg.url }),
   });
   try {
@@ -99,7 +147,8 @@ async function runOnce(tree: string, dir: string, receiver: BenchReceiver, caCer
     const machine = await machineTimes();
     const perDelivery = (ms: number): number => round((ms * 1000) / count, 0);
     return {
-      tree,
+      label,
+      tree: traceSink === null ? tree : `${tree} (traced)`,
       deliveries_per_s: throughput.deliveries_per_s,
       publish_p50_ms: throughput.publish_p50_ms,
       server_us: perDelivery((await cpuMs(`/proc/${pid}/stat`)) - before.server),
@@ -130,28 +179,32 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "svc-ab-"));
   const ca = await createTestCa(join(dir, "ca"));
   const receiver = await startBenchReceiver(ca);
+  const sink = traced === "" ? null : await startTraceSink();
   const runs: Run[] = [];
   try {
     for (let pair = 1; pair <= pairs; pair += 1) {
-      for (const tree of [a, b]) {
-        progress(`pair ${pair}/${pairs}: ${tree}, ${count} events after ${warmUpCount}…`);
-        const run = await runOnce(tree, dir, receiver, ca.caCertPath);
+      for (const [label, tree] of [["A", a] as const, ["B", b] as const]) {
+        const traceSink = sink !== null && traced.includes(label) ? sink.url : null;
+        progress(`pair ${pair}/${pairs}: ${label} ${tree}, ${count} events after ${warmUpCount}…`);
+        const run = await runOnce(label, tree, dir, receiver, ca.caCertPath, traceSink);
         runs.push(run);
         process.stdout.write(`${JSON.stringify(run)}\n`);
       }
     }
-    for (const tree of [a, b]) {
-      const mine = runs.filter((run) => run.tree === tree);
-      const mean = (key: keyof Omit<Run, "tree">): number =>
+    if (sink !== null) process.stdout.write(`trace exports received: ${sink.exports()}\n`);
+    for (const [label, tree] of [["A", a] as const, ["B", b] as const]) {
+      const mine = runs.filter((run) => run.label === label);
+      const mean = (key: keyof Omit<Run, "tree" | "label">): number =>
         round(mine.reduce((sum, run) => sum + run[key], 0) / mine.length, 0);
       process.stdout.write(
-        `${tree === a ? "A" : "B"} ${tree}: ${mean("deliveries_per_s")}/s, server ${mean("server_us")} µs ` +
+        `${label} ${mine[0]?.tree ?? tree}: ${mean("deliveries_per_s")}/s, server ${mean("server_us")} µs ` +
           `(main thread ${mean("main_thread_us")}), PostgreSQL ${mean("postgres_us")} µs, ` +
           `bench ${mean("bench_us")} µs per delivery; machine idle ${mean("idle_pct")}%\n`,
       );
     }
   } finally {
     await receiver.close();
+    sink?.close();
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Runs the README's quickstart as written, on a fresh clone of this repository (what is
 # committed, HEAD) in a temporary directory: the quickstart block, then a check that the
-# example receiver verified the notification, that the delivery is recorded as delivered and
-# that git sees nothing new (the secrets are where .gitignore covers them), then the teardown
-# block, after which nothing may be left running or lying in the clone.
+# example receiver verified the notification, that the delivery is recorded as delivered,
+# that the dashboard's sign-in page (in Chromium) lets the user the quickstart made in and
+# shows the destination, and that git sees nothing new (the secrets are where .gitignore
+# covers them), then the clean-up block, after which nothing may be left running or lying in
+# the clone.
 #
-# Changed from the README, and only this: free ports in place of 8787 and 8443 (others may be
-# using those on this machine), which the destination port policy is told of
-# (SVC_DESTINATION_PORTS); `npm link` links into a prefix in the temporary directory, not the
-# user's; npm prefers its cache (the registry is asked only for what the cache lacks).
+# Changed from the README, and only this: free ports in place of 8787 and 8443 on the one
+# line that sets them (others may be using those on this machine; the check fails if either
+# number appears anywhere else, since the README promises they are set in one place); `npm
+# link` links into a prefix in the temporary directory, not the user's; npm prefers its cache
+# (the registry is asked only for what the cache lacks).
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -24,6 +27,10 @@ fail() {
   echo "quickstart-check: FAILED: $*" >&2
   echo "--- the quickstart's output ---" >&2
   cat "$work/quickstart.log" >&2 || true
+  if [ -f "$work/clone/.quickstart/server.log" ]; then
+    echo "--- the server's log ---" >&2
+    cat "$work/clone/.quickstart/server.log" >&2
+  fi
   exit 1
 }
 
@@ -46,11 +53,16 @@ git clone --quiet "$repo" "$work/clone"
 cd "$work/clone"
 api_port="$(free_port)"
 receiver_port="$(free_port)"
-with_ports() { sed -e "s/8787/$api_port/g" -e "s/8443/$receiver_port/g"; }
+ports_line="export SVC_PORT=8787 RECEIVER_PORT=8443"
+with_ports() { sed -e "s/^$ports_line\$/export SVC_PORT=$api_port RECEIVER_PORT=$receiver_port/"; }
 quickstart="$(block_after "## Quickstart" | with_ports)"
 teardown="$(block_after "When you are done" | with_ports)"
 [ -n "$quickstart" ] || fail "no quickstart block in README.md"
-[ -n "$teardown" ] || fail "no teardown block in README.md"
+[ -n "$teardown" ] || fail "no clean-up block in README.md"
+block_after "## Quickstart" | grep -qx "$ports_line" || fail "the quickstart does not begin with '$ports_line'"
+if printf '%s\n%s\n' "$quickstart" "$teardown" | grep -n "8787\|8443"; then
+  fail "a port is written outside the quickstart's one line of ports (above)"
+fi
 
 check='
 for _ in $(seq 1 60); do
@@ -66,8 +78,10 @@ for _ in $(seq 1 60); do
   sleep 0.5
 done
 [ "$status" = "delivered" ] || { echo "CHECK: last_delivery.status is \"$status\", not delivered"; exit 1; }
+node dist/scripts/quickstart-dashboard.js "$SERVICE_API_URL/ui/" you@example.com .quickstart/password.txt \
+  "https://localhost:$RECEIVER_PORT/hooks"
 [ -z "$(git status --porcelain)" ] || { echo "CHECK: git would pick up:"; git status --porcelain; exit 1; }
-echo "CHECK: verified delivery; git sees nothing new"
+echo "CHECK: verified delivery; signed in to the dashboard; git sees nothing new"
 '
 
 {
@@ -84,9 +98,8 @@ export NPM_CONFIG_PREFIX="$work/prefix"
 export PATH="$work/prefix/bin:$PATH"
 export npm_config_prefer_offline=true npm_config_audit=false npm_config_fund=false
 export npm_config_update_notifier=false
-export SVC_PORT="$api_port" SERVICE_API_URL="http://127.0.0.1:$api_port"
-export SVC_DESTINATION_PORTS="$receiver_port"
 export XDG_CONFIG_HOME="$work/config"
+unset SVC_PORT SERVICE_API_URL SVC_DESTINATION_PORTS
 unset SVC_DATA_DIR SVC_DATABASE_URL SVC_ENCRYPTION_KEY SERVICE_API_KEY SERVICE_WORKSPACE_ID
 
 # In a process group of its own, so that whatever it leaves running can be stopped.
@@ -102,4 +115,4 @@ grep -q "^CHECK: torn down" "$QUICKSTART_LOG" || fail "the teardown did not fini
 [ ! -e .quickstart ] || fail "the teardown left .quickstart behind"
 [ ! -e "$work/prefix/bin/svc" ] || fail "the teardown left svc linked"
 [ -z "$(git status --porcelain)" ] || fail "git sees changes after the teardown"
-echo "quickstart-check: the README's quickstart ends in a verified delivery, and its teardown leaves nothing"
+echo "quickstart-check: the README's quickstart ends in a verified delivery and a dashboard sign-in, and its clean-up leaves nothing"

@@ -4,7 +4,7 @@
  * `docs/errors.md` lists this table; a test keeps the two in step.
  */
 
-/** Exit statuses of `svc`. Documented in the README ("Exit statuses"). */
+/** Exit statuses of `svc`. Documented in docs/cli.md ("Errors and exit statuses") and docs/errors.md. */
 export const ExitStatus = {
   ok: 0,
   /** An unexpected failure (a bug, or the server answered 5xx). */
@@ -84,6 +84,13 @@ export const errorCatalog = {
     exit: ExitStatus.rejected,
     message:
       "Events must be a non-empty list of: *, job.completed, job.failed, collection.completed.",
+  },
+  // Operational notifications (decision 48).
+  operational_event_type: {
+    status: 400,
+    exit: ExitStatus.rejected,
+    message:
+      "This is an operational event type (destination.failing, destination.recovered, delivery.failed, storage.full, storage.recovered, listen_session.ended): the server sends it to the operator's operations endpoints alone. A workspace can neither publish it nor subscribe to it.",
   },
   empty_update: {
     status: 400,
@@ -443,7 +450,7 @@ export const errorCatalog = {
     status: null,
     exit: ExitStatus.failure,
     message:
-      '`svc admin backup` and `svc admin restore` copy a SQLite database. For PostgreSQL use pg_dump and pg_restore (README, "Backups").',
+      '`svc admin backup` and `svc admin restore` copy a SQLite database. For PostgreSQL use pg_dump and pg_restore (docs/operations.md, "Backups").',
   },
   database_in_use: {
     status: null,

@@ -7,6 +7,7 @@ import type { Housekeeping } from "./store/housekeeping.ts";
 import type { IdempotencyStore } from "./store/idempotency-store.ts";
 import type { ListenSessions } from "./store/listen-sessions.ts";
 import type { PortalAccess } from "./store/portal-access.ts";
+import type { Operations } from "./store/operations.ts";
 import type { StorageHealth } from "./store/storage-health.ts";
 import type { WorkspaceStore } from "./store/workspace-store.ts";
 
@@ -139,6 +140,11 @@ export interface NewEvent {
   /** The exact bytes every attempt sends and signs. */
   readonly body: string;
   readonly createdAt: Date;
+  /**
+   * The W3C `traceparent` of the span that published it, kept with the event so that its
+   * attempts, in any worker process, link to it (decision 47); absent unless traced.
+   */
+  readonly traceparent?: string | null;
 }
 
 /** A delivery claimed by a worker, with everything one attempt needs. */
@@ -153,6 +159,8 @@ export interface ClaimedDelivery {
   readonly attempts: number;
   /** Attempts made before its latest retry: the schedule counts from there (decision 30). */
   readonly retryBase: number;
+  /** The publish's `traceparent` (decision 47); null when the publish was not traced. */
+  readonly traceparent: string | null;
   readonly destination: {
     readonly id: string;
     readonly url: string;
@@ -502,6 +510,8 @@ export interface Store {
   readonly listen: ListenSessions;
   readonly workspaces: WorkspaceStore;
   readonly portal: PortalAccess;
+  /** The operator's notices and where they go (decision 48). */
+  readonly operations: Operations;
   /** Waits for the batches under way, then closes the database. */
   close(): Promise<void>;
 }

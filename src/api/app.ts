@@ -41,6 +41,8 @@ export function buildApi(
     ...frameworkRefusals,
   });
   limitConnections(app.server, dependencies.limits);
+  // First, so that a request's span covers every hook after it (decision 47).
+  dependencies.tracing?.instrumentApi(app);
   // Cookies are parsed only where a credential is read (auth/cookie-session.ts), not by a hook.
   void app.register(fastifyCookie, { hook: false });
   registerMetrics(app, dependencies.metrics);
@@ -86,6 +88,7 @@ function startListenStreams(app: FastifyInstance, dependencies: ApiDependencies)
     leaseMs: listen.leaseMs,
     inFlight: listenInFlight,
     pollMs: listenPollMs,
+    tracing: dependencies.tracing ?? null,
   };
   const stopHearing = dependencies.store.queue.whenQueued(() => {
     streams.wakeAll();

@@ -3,6 +3,7 @@ import type { RetrySchedule } from "../delivery/retry-schedule.ts";
 import type { WakeUpSource } from "../delivery/wake-ups.ts";
 import type { Clock, Store } from "../interfaces.ts";
 import type { ServiceMetrics } from "../observability/metrics.ts";
+import type { Tracing } from "../observability/tracing/tracing.ts";
 import type { DeliveryQueue } from "../store/delivery-queue.ts";
 import type { UrlCheckDependencies } from "../net/destination-url.ts";
 import type { ConnectionLimits } from "./connection-limits.ts";
@@ -44,6 +45,8 @@ export interface ApiDependencies extends UrlCheckDependencies {
   readonly listen: ListenSettings;
   /** The customer portal's links, sessions and framing (decision 43). */
   readonly portal: PortalSettings;
+  /** Request, publish and listen-push spans (decision 47); absent or null when off. */
+  readonly tracing?: Tracing | null;
 }
 
 /** The settings of listen sessions and their streams. */

@@ -35,7 +35,13 @@ export function parseInput<T extends z.ZodType>(schema: T, value: unknown): z.ou
     throw new AppError("invalid_request", "The request body must be a JSON object.");
   }
   const member = issue.path[0];
-  const code = member === "url" || member === "events" ? codeFor[member] : "invalid_request";
+  // A schema may name the catalog's code of its problem (an operator's event type, decision 48).
+  const named = issue.code === "custom" && issue.params?.code === "operational_event_type";
+  const code = named
+    ? "operational_event_type"
+    : member === "url" || member === "events"
+      ? codeFor[member]
+      : "invalid_request";
   // A wrong type or name among the events has the catalog's message, which lists the names.
   const generic = code === "invalid_events" && issue.code !== "custom" && issue.code !== "too_big";
   const message = generic ? undefined : `${param}: ${issue.message}`;

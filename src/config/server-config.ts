@@ -9,6 +9,7 @@ import { parseDuration } from "../lib/duration.ts";
 import { splitList } from "../lib/split-list.ts";
 import { parseWebOrigin } from "../lib/web-origin.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
+import { parseDestinationUrl } from "../net/destination-url.ts";
 import { PortSet } from "../net/port-set.ts";
 
 /**
@@ -62,6 +63,31 @@ function webOrigin(wildcard: boolean) {
     return origin;
   });
 }
+
+/** JSON text (from the environment) parsed; anything else as it is. */
+const jsonText = (value: unknown): unknown => {
+  if (typeof value !== "string") return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+};
+
+/** An operations endpoint's URL: the destinations' syntactic rules (https, no userinfo, …). */
+const operationsUrl = z.string().transform((text, context) => {
+  try {
+    return parseDestinationUrl(text).href;
+  } catch (error) {
+    context.addIssue({ code: "custom", message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+/** A signing secret as `svc webhooks create` writes them: `whsec_` and at least 24 characters. */
+const signingSecret = z.string().regex(/^whsec_[A-Za-z0-9+/=_-]{24,}$/, {
+  message: "must be a signing secret: whsec_ and at least 24 characters (base64 or base64url)",
+});
 
 /** A duration from 1 second to `maxMs`. */
 function durationUpTo(maxMs: number, max: string) {
@@ -160,6 +186,15 @@ const schema = z
       (value) => (value === "true" ? true : value === "false" ? false : value),
       z.boolean({ error: "must be true or false" }),
     ),
+    /**
+     * Send each delivery attempt's W3C `traceparent` header to the receiver, so that its own
+     * traces continue the attempt's. Needs tracing on (an `OTEL_EXPORTER_OTLP_…ENDPOINT`);
+     * tells receivers svc's trace ids. Default false (decision 47).
+     */
+    propagateTraceContext: z.preprocess(
+      (value) => (value === "true" ? true : value === "false" ? false : value),
+      z.boolean({ error: "must be true or false" }),
+    ),
     /** How long a session from `svc auth login` lasts before signing in again. Default 30d. */
     sessionTtl: positiveDuration,
     /** How long a listen session is kept after its stream was last connected. Default 72h. */
@@ -233,7 +268,32 @@ const schema = z
       .optional(),
     /** The portal's theme: `light` or `dark`. Default light. */
     portalTheme: z.enum(["light", "dark"]),
+    /**
+     * An operations endpoint (decision 48): an https URL, under the destinations' network
+     * policy, that receives the operator's notices (`destination.failing`, …). Needs
+     * `operationsSecret`. Default none.
+     */
+    operationsUrl: operationsUrl.optional(),
+    /** The `whsec_…` secret that signs the notices to `operationsUrl`. */
+    operationsSecret: signingSecret.optional(),
+    /**
+     * More operations endpoints, or all of them: a JSON array of `{"url","secret"}` (in the
+     * file, an array). Each gets every notice. Default none.
+     */
+    operationsEndpoints: z.preprocess(
+      jsonText,
+      z.array(z.strictObject({ url: operationsUrl, secret: signingSecret })),
+    ),
+    /** The least time between two `destination.failing` of one destination. Default 1h. */
+    failingNoticeInterval: duration,
   })
+  .refine(
+    (config) => (config.operationsUrl === undefined) === (config.operationsSecret === undefined),
+    {
+      path: ["operationsSecret"],
+      message: "operationsUrl and operationsSecret are set together, or neither",
+    },
+  )
   .refine((config) => config.deliveryLease > config.deliveryTimeout, {
     path: ["deliveryLease"],
     message: "must be longer than the delivery timeout",
@@ -286,6 +346,7 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     listenSessionTtl: "72h",
     listenHeartbeat: "15s",
     behindTls: false,
+    propagateTraceContext: false,
     requestBodyLimit: "16KiB",
     eventBodyLimit: "256KiB",
     eventDepthLimit: 32,
@@ -301,10 +362,12 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     portalLinkTtl: "5m",
     portalSessionTtl: "1h",
     portalTheme: "light",
+    operationsEndpoints: [],
+    failingNoticeInterval: "1h",
   };
 }
 
-/** The environment variable of each setting; the README's configuration table lists them all. */
+/** The environment variable of each setting; docs/configuration.md's table lists them all. */
 export const environmentNames: Record<keyof ServerConfig, string> = {
   host: "SVC_HOST",
   port: "SVC_PORT",
@@ -330,6 +393,7 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   listenSessionTtl: "SVC_LISTEN_SESSION_TTL",
   listenHeartbeat: "SVC_LISTEN_HEARTBEAT",
   behindTls: "SVC_BEHIND_TLS",
+  propagateTraceContext: "SVC_PROPAGATE_TRACE_CONTEXT",
   requestBodyLimit: "SVC_REQUEST_BODY_LIMIT",
   eventBodyLimit: "SVC_EVENT_BODY_LIMIT",
   eventDepthLimit: "SVC_EVENT_DEPTH_LIMIT",
@@ -348,6 +412,10 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   portalProductName: "SVC_PORTAL_PRODUCT_NAME",
   portalAccentColor: "SVC_PORTAL_ACCENT_COLOR",
   portalTheme: "SVC_PORTAL_THEME",
+  operationsUrl: "SVC_OPERATIONS_URL",
+  operationsSecret: "SVC_OPERATIONS_SECRET",
+  operationsEndpoints: "SVC_OPERATIONS_ENDPOINTS",
+  failingNoticeInterval: "SVC_FAILING_NOTICE_INTERVAL",
 };
 
 function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
@@ -409,6 +477,17 @@ export function loadServerConfig(sources: ConfigSources): ServerConfig {
 /** The database to open: the configured one, else `svc.db` in the data directory. */
 export function databaseLocation(config: ServerConfig): string {
   return config.database ?? join(config.dataDir, "svc.db");
+}
+
+/** Every operations endpoint the settings give: `operationsUrl` first, then `operationsEndpoints`. */
+export function operationsEndpointsOf(
+  config: ServerConfig,
+): { readonly url: string; readonly secret: string }[] {
+  const single =
+    config.operationsUrl === undefined || config.operationsSecret === undefined
+      ? []
+      : [{ url: config.operationsUrl, secret: config.operationsSecret }];
+  return [...single, ...config.operationsEndpoints];
 }
 
 /** The `resolve` entries as a table of name → addresses. */

@@ -3,7 +3,7 @@ import { MAX_PASSWORD_LENGTH } from "../crypto/passwords.ts";
 import { ROLES, SCOPES } from "../interfaces.ts";
 import { isoTime } from "./common.ts";
 
-/** Signing in and the credential in use (README "The HTTP API of signing in"). */
+/** Signing in and the credential in use (docs/http-api.md, "The HTTP API of signing in"). */
 
 export const signInBody = z
   .strictObject({

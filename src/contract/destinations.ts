@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { asSubscriptions, eventNamesProblem } from "../event-names.ts";
 import { EVENT_SUBSCRIPTIONS } from "../interfaces.ts";
+import { isOperationalEventType } from "../operations/event-types.ts";
 import { isoTime, memberParams, pageOf, pageQuery } from "./common.ts";
 
 /** The destinations API (CONTRACT.md "HTTP API"): its requests and its answers. */
@@ -15,7 +16,9 @@ export const eventNames = z
   .transform((names, context) => {
     const problem = eventNamesProblem(names);
     if (problem !== null) {
-      context.addIssue({ code: "custom", message: problem });
+      // An operator's type has a code of its own (decision 48), which parse-input reads here.
+      const code = names.some(isOperationalEventType) ? "operational_event_type" : undefined;
+      context.addIssue({ code: "custom", message: problem, params: { code } });
       return z.NEVER;
     }
     // Duplicates are dropped; the order given is kept.

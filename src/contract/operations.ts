@@ -161,6 +161,7 @@ const destinationUrlErrors: readonly ErrorCode[] = [
   "url_port_not_allowed",
   "url_unresolvable",
   "invalid_events",
+  "operational_event_type",
 ];
 
 export const operations = {
@@ -274,7 +275,13 @@ export const operations = {
       schema: eventSummarySchema,
       example: examples.eventSummary,
     },
-    errors: ["data_too_deep", "not_found", "destination_inactive", "event_fan_out_exceeded"],
+    errors: [
+      "data_too_deep",
+      "not_found",
+      "destination_inactive",
+      "event_fan_out_exceeded",
+      "operational_event_type",
+    ],
   },
   listEvents: {
     method: "get",
@@ -359,7 +366,12 @@ export const operations = {
       description: "The session; its secret when it was created.",
       schema: openedListenSessionSchema,
     },
-    errors: ["invalid_events", "too_many_listen_sessions", "listen_session_forbidden"],
+    errors: [
+      "invalid_events",
+      "operational_event_type",
+      "too_many_listen_sessions",
+      "listen_session_forbidden",
+    ],
   },
   listListenSessions: {
     method: "get",

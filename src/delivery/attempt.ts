@@ -8,6 +8,7 @@ import {
   type UrlCheckDependencies,
 } from "../net/destination-url.ts";
 import { signatureHeaderWithKey } from "../receiver/signature.ts";
+import type { Tracing } from "../observability/tracing/tracing.ts";
 import { USER_AGENT } from "../version.ts";
 import type { Sender, SendOutcome } from "./http-sender.ts";
 import { parseRetryAfter, type RetrySchedule } from "./retry-schedule.ts";
@@ -20,6 +21,13 @@ export interface AttemptDependencies extends UrlCheckDependencies {
   readonly schedule: RetrySchedule;
   readonly clock: Clock;
   readonly timeoutMs: number;
+  /**
+   * A span per attempt, linked to the publish (decision 47); absent or null when tracing is
+   * off, and the worker then pays one test per attempt.
+   */
+  readonly tracing?: Tracing | null;
+  /** Send the attempt span's `traceparent` to the receiver (`propagateTraceContext`). */
+  readonly propagateTraceContext?: boolean;
 }
 
 /** What came of an attempt: the receiver's answer, a failure to reach it, or our own refusal. */
@@ -33,11 +41,13 @@ function notApplicable(error: string, reason: FailureReason): AttemptReport {
 
 /**
  * One attempt of one claimed delivery: re-check the destination and its addresses, sign the
- * stored body with a fresh timestamp, POST it, and decide what happens next.
+ * stored body with a fresh timestamp, POST it (with `traceparent`, when not null, as a header:
+ * decision 47), and decide what happens next.
  */
 export async function attemptDelivery(
   delivery: ClaimedDelivery,
   dependencies: AttemptDependencies,
+  traceparent: string | null = null,
 ): Promise<AttemptReport> {
   const { destination } = delivery;
   if (destination.deleted || destination.secretCiphertext === null) {
@@ -65,6 +75,7 @@ export async function attemptDelivery(
     return finish(
       await checkSignAndSend(delivery, destination.secretCiphertext, startedAt, dependencies, {
         signed: (header) => (webhookSignature = header),
+        traceparent,
       }),
     );
   } catch (error) {
@@ -84,15 +95,15 @@ export async function attemptDelivery(
 }
 
 /**
- * Re-checks the address, signs the stored body with a fresh timestamp, and POSTs it; tells
- * `signed` the signature header before it sends.
+ * Re-checks the address, signs the stored body with a fresh timestamp, and POSTs it (with the
+ * `traceparent` header when there is one); tells `signed` the signature header before it sends.
  */
 async function checkSignAndSend(
   delivery: ClaimedDelivery,
   secretCiphertext: string,
   startedAt: Date,
   dependencies: AttemptDependencies,
-  signing: { signed(header: string): void },
+  signing: { signed(header: string): void; readonly traceparent: string | null },
 ): Promise<Outcome> {
   const { destination } = delivery;
   let checked: CheckedUrl;
@@ -108,6 +119,7 @@ async function checkSignAndSend(
   const key = dependencies.signingKeys.keyFor(destination.id, secretCiphertext);
   const headers = notificationHeaders(key, delivery, startedAt);
   signing.signed(headers["webhook-signature"] as string);
+  if (signing.traceparent !== null) headers.traceparent = signing.traceparent;
   return dependencies.sender.send({
     url: checked.url,
     addresses: checked.addresses,

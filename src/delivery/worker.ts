@@ -5,6 +5,7 @@ import { AppError } from "../errors.ts";
 import type { AttemptReport, ClaimedDelivery, DeliveryTaker, HandOverRoom } from "../interfaces.ts";
 import type { DeliveryQueue } from "../store/delivery-queue.ts";
 import type { AttemptFinished, DeliveryEvents } from "../observability/delivery-events.ts";
+import type { RecordedAttempt } from "../observability/tracing/tracing.ts";
 import type { StorageHealth } from "../store/storage-health.ts";
 import { attemptDelivery, type AttemptDependencies } from "./attempt.ts";
 import { CircuitBreaker, type CircuitChange } from "./circuit-breaker.ts";
@@ -258,9 +259,9 @@ export class DeliveryWorker implements DeliveryTaker {
     const turn = await this.#slots.acquire(delivery);
     // Given back while it waited for its turn (its destination stopped answering).
     if (turn === "given-up") return true;
-    let exchangeMs: number | null = null;
     let turnHeld = true;
-    const endTurn = (): void => {
+    /** Gives the destination's turn back, with how long its exchange took if it had one. */
+    const endTurn = (exchangeMs: number | null = null): void => {
       if (!turnHeld) return;
       turnHeld = false;
       const hadNoRoom = this.#slots.release(delivery, exchangeMs);
@@ -282,25 +283,14 @@ export class DeliveryWorker implements DeliveryTaker {
         this.#giveBack([delivery], new Date(circuitEnds));
         return true;
       }
-      const startedAt = this.#now();
-      this.#events.attemptStarted({
-        destinationId: delivery.destination.id,
-        eventId: delivery.eventId,
-      });
-      // attemptDelivery never rejects: its failures are results.
-      const attempted = await attemptDelivery(delivery, this.#dependencies);
-      exchangeMs = this.#now() - startedAt;
-      endTurn();
-      const change = this.#breaker.record(delivery, attempted, this.#now());
-      if (change !== null) await this.#changeCircuit(delivery, change);
-      const report = this.#heldByCircuit(delivery, attempted);
-      let recorded = false;
-      try {
-        recorded = await this.#record(delivery, report, leaseEndsAt);
-      } finally {
-        // Every attempt started is finished for the listeners, recorded or not.
-        this.#events.attemptFinished(attemptFinished(delivery, report, recorded));
-      }
+      // Traced, the attempt, its circuit's change and its record are one span, current for
+      // their log lines (decision 47); untraced, they cost one test more.
+      const { tracing, propagateTraceContext } = this.#dependencies;
+      const { report, recorded } = tracing
+        ? await tracing.traceAttempt(delivery, propagateTraceContext === true, (traceparent) =>
+            this.#sendAndRecord(delivery, leaseEndsAt, traceparent, endTurn),
+          )
+        : await this.#sendAndRecord(delivery, leaseEndsAt, null, endTurn);
       return !recorded || report.result.status === "pending";
     } catch (error) {
       // Left claimed: the lease expires and the delivery is attempted again then.
@@ -317,6 +307,37 @@ export class DeliveryWorker implements DeliveryTaker {
     } finally {
       endTurn();
     }
+  }
+
+  /**
+   * The attempt (the turn given back as its exchange ends), the circuit's change it makes and
+   * its report to the store; every attempt started is finished for the listeners, recorded
+   * or not.
+   */
+  async #sendAndRecord(
+    delivery: ClaimedDelivery,
+    leaseEndsAt: number,
+    traceparent: string | null,
+    endTurn: (exchangeMs: number) => void,
+  ): Promise<RecordedAttempt> {
+    const startedAt = this.#now();
+    this.#events.attemptStarted({
+      destinationId: delivery.destination.id,
+      eventId: delivery.eventId,
+    });
+    // attemptDelivery never rejects: its failures are results.
+    const attempted = await attemptDelivery(delivery, this.#dependencies, traceparent);
+    endTurn(this.#now() - startedAt);
+    const change = this.#breaker.record(delivery, attempted, this.#now());
+    if (change !== null) await this.#changeCircuit(delivery, change);
+    const report = this.#heldByCircuit(delivery, attempted);
+    let recorded = false;
+    try {
+      recorded = await this.#record(delivery, report, leaseEndsAt);
+    } finally {
+      this.#events.attemptFinished(attemptFinished(delivery, report, recorded));
+    }
+    return { report, recorded, circuitChange: change?.kind ?? null };
   }
 
   /** Opens or closes the destination's circuit; a failure to is logged, not thrown. */

@@ -62,6 +62,14 @@ function copyOf(value: object): Record<string, unknown> {
   return copy;
 }
 
+export interface LoggerOptions {
+  /**
+   * The current span's `trace_id` and `span_id`, merged into each line (decision 47); left
+   * out when tracing is off.
+   */
+  readonly traceFields?: () => Record<string, string>;
+}
+
 /**
  * Structured JSON logs. Credentials and secrets are censored wherever they might appear (the
  * code never logs request or response bodies in the first place): by `redactCredentials` in
@@ -74,10 +82,16 @@ function copyOf(value: object): Record<string, unknown> {
  * and lines logged meanwhile go out together in one write, instead of a blocking write per
  * line on the event loop (one per request). Pino flushes what is left when the process exits.
  */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+export function createLogger(
+  level: string,
+  destination?: DestinationStream,
+  options: LoggerOptions = {},
+): Logger {
   return pino(
     {
       level,
+      // Only when tracing is on: pino calls a mixin for every line.
+      ...(options.traceFields === undefined ? {} : { mixin: options.traceFields }),
       formatters: { log: (object) => redactCredentials(object) },
       redact: {
         paths: [

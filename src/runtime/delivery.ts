@@ -11,6 +11,7 @@ import type { AddressPolicy } from "../net/address-policy.ts";
 import { AttemptLog } from "../observability/attempt-log.ts";
 import { DeliveryEvents } from "../observability/delivery-events.ts";
 import type { ServiceMetrics } from "../observability/metrics.ts";
+import type { Tracing } from "../observability/tracing/tracing.ts";
 import type { PortSet } from "../net/port-set.ts";
 import { systemResolver, tableResolver, withTimeout } from "../net/resolver.ts";
 import { startMaintenance } from "./maintenance.ts";
@@ -49,6 +50,8 @@ export interface DeliveryParts {
   readonly wakeUps: WakeUpSource;
   /** Told of every attempt, through the worker's `DeliveryEvents`. */
   readonly metrics: ServiceMetrics;
+  /** Null when tracing is off. */
+  readonly tracing: Tracing | null;
 }
 
 /**
@@ -86,6 +89,8 @@ export function startDelivery(
       clock,
       schedule: new RetrySchedule(config.retrySchedule),
       timeoutMs: config.deliveryTimeout,
+      tracing: parts.tracing,
+      propagateTraceContext: config.propagateTraceContext,
     },
     logger,
     {

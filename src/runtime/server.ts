@@ -12,11 +12,13 @@ import { AppError } from "../errors.ts";
 import type { Clock, Resolver, Store } from "../interfaces.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
 import { ServiceMetrics } from "../observability/metrics.ts";
+import type { Tracing } from "../observability/tracing/tracing.ts";
 import { PortSet } from "../net/port-set.ts";
 import { isPostgresUrl, openStore, redactDatabase } from "../store/open-store.ts";
 import { PostgresWakeUps } from "../store/postgres/deliveries-listener.ts";
 import { serverResolver, startDelivery } from "./delivery.ts";
 import { establishEncryptionKey } from "./encryption-key-check.ts";
+import { startOperations } from "./operations.ts";
 
 export interface RunningServer {
   /** The base URL the API listens on, e.g. http://127.0.0.1:8787. */
@@ -31,6 +33,11 @@ export interface ServerSeams {
   readonly clock: Clock;
   /** Default: the `resolve` table of the configuration, then the system resolver. */
   readonly resolver?: Resolver;
+  /**
+   * Spans of requests, publishes and attempts (decision 47), started by the caller from the
+   * `OTEL_*` variables (`startTracing`); absent or null when tracing is off.
+   */
+  readonly tracing?: Tracing | null;
 }
 
 /** Something the server started and must stop, in the reverse order of starting. */
@@ -61,6 +68,7 @@ export async function startServer(
 /** The server on checked local files: what `startServer` starts, or refuses to start. */
 async function startOn(config: ServerConfig, seams: ServerSeams): Promise<RunningServer> {
   const { logger, clock } = seams;
+  const tracing = seams.tracing ?? null;
   const location = databaseLocation(config);
   const postgres = isPostgresUrl(location);
   const store: Store = await openStore(location, clock, {
@@ -96,6 +104,17 @@ async function startOn(config: ServerConfig, seams: ServerSeams): Promise<Runnin
   try {
     const key = await establishEncryptionKey(store.encryptionKeys, config);
     const secretBox = new SecretBox(key);
+    const operations = await startOperations(config, {
+      store,
+      secretBox,
+      clock,
+      logger,
+      resolver,
+      addressPolicy,
+      destinationPorts,
+      database: postgres ? "postgres" : "sqlite",
+    });
+    if (operations !== null) started.push(operations);
     if (config.role !== "api") {
       const wakeUps: WakeUpSource = postgres
         ? new PostgresWakeUps(location, logger)
@@ -112,6 +131,7 @@ async function startOn(config: ServerConfig, seams: ServerSeams): Promise<Runnin
           secretBox,
           wakeUps,
           metrics,
+          tracing,
         }),
       );
     }
@@ -136,6 +156,7 @@ async function startOn(config: ServerConfig, seams: ServerSeams): Promise<Runnin
                 postgres ? new PostgresWakeUps(location, logger) : undefined,
               ),
               portal: portalSettingsOf(config),
+              tracing,
             },
             logger,
           );

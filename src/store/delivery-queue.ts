@@ -23,6 +23,19 @@ import {
 } from "./sql/deliveries.ts";
 import { type PublishedBatch, publishEvents, publishTestEvent } from "./sql/events.ts";
 import { SqlSlice } from "./sql-slice.ts";
+import type { SqlOperations } from "./operations.ts";
+import type { SqlExecutor } from "./database.ts";
+import { deliveryId } from "../crypto/tokens.ts";
+import {
+  deliveryFailed,
+  destinationFailing,
+  destinationRecovered,
+} from "../operations/operational-events.ts";
+import {
+  markFailingNotice,
+  markRecoveredNotice,
+  selectFailedDeliveries,
+} from "./sql/operational-events.ts";
 
 /** The most publishes, results or key lookups one batch carries. */
 const maxBatch = 256;
@@ -131,12 +144,58 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
   #taker: DeliveryTaker | null = null;
   readonly #queuedListeners = new Set<() => void>();
 
+  /** The operator's notices (decision 48), told of circuits and failed deliveries. */
+  #operations: SqlOperations | null = null;
+
   constructor(db: Database, clock: Clock) {
     super(db, clock);
     this.#publishes = new Batcher((events) => this.#publishBatch(events), { maxBatch });
-    this.#results = new Batcher((reports) => finishAttempts(this.db, reports, this.now()), {
-      maxBatch,
+    this.#results = new Batcher((reports) => this.#finishBatch(reports), { maxBatch });
+  }
+
+  /** From now on, circuits and failed deliveries are told to the operator through `operations`. */
+  tellOperations(operations: SqlOperations): void {
+    this.#operations = operations;
+  }
+
+  /** The enabled operations outbox, or null: then not one statement more (decision 48). */
+  #operationsOn(): SqlOperations | null {
+    return this.#operations?.enabled === true ? this.#operations : null;
+  }
+
+  async #finishBatch(reports: readonly FinishedAttempt[]): Promise<boolean[]> {
+    const operations = this.#operationsOn();
+    if (operations === null) return finishAttempts(this.db, reports, this.now());
+    const outcome = { told: false };
+    const recorded = await finishAttempts(this.db, reports, this.now(), async (tx, seqs) => {
+      outcome.told = await this.#tellFailedDeliveries(operations, tx, seqs);
     });
+    if (outcome.told) operations.published();
+    return recorded;
+  }
+
+  async #tellFailedDeliveries(
+    operations: SqlOperations,
+    tx: SqlExecutor,
+    seqs: readonly number[],
+  ): Promise<boolean> {
+    const rows = await selectFailedDeliveries(tx, seqs);
+    return operations.publishWithin(
+      tx,
+      rows.map((row) =>
+        deliveryFailed({
+          workspaceId: row.workspace_id,
+          destinationId: row.destination_id,
+          deliveryId: deliveryId(row.event_id, row.destination_id),
+          eventId: row.event_id,
+          eventType: row.event_type,
+          attempts: Number(row.attempts),
+          reason: row.failure_reason,
+          lastStatusCode: row.last_status_code === null ? null : Number(row.last_status_code),
+          lastError: row.last_error,
+        }),
+      ),
+    );
   }
 
   async publishEvent(event: NewEvent, options: { fanOutLimit?: number } = {}): Promise<number> {
@@ -223,16 +282,39 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
     return selectNextDueAt(this.db, this.now(), exclusions);
   }
 
-  openCircuit(destinationId: string, opening: CircuitOpening): Promise<void> {
-    return openCircuit(this.db, destinationId, opening, this.now());
+  async openCircuit(destinationId: string, opening: CircuitOpening): Promise<void> {
+    const operations = this.#operationsOn();
+    const now = this.now();
+    if (operations === null) return openCircuit(this.db, destinationId, opening, now);
+    const outcome = { told: false };
+    await openCircuit(this.db, destinationId, opening, now, async (tx) => {
+      const interval = operations.failingIntervalMs;
+      const workspaceId = await markFailingNotice(tx, destinationId, now, interval);
+      if (workspaceId === null) return;
+      const circuit = { reason: opening.error, openUntil: opening.until, opens: opening.opens };
+      outcome.told = await operations.publishWithin(tx, [
+        destinationFailing(workspaceId, destinationId, circuit),
+      ]);
+    });
+    if (outcome.told) operations.published();
   }
 
   releaseDeliveries(lease: string, seqs: readonly number[], dueAt: Date | null): Promise<void> {
     return releaseDeliveries(this.db, lease, seqs, dueAt?.getTime() ?? this.now());
   }
 
-  closeCircuit(destinationId: string): Promise<void> {
-    return closeCircuit(this.db, destinationId);
+  async closeCircuit(destinationId: string): Promise<void> {
+    const operations = this.#operationsOn();
+    if (operations === null) return closeCircuit(this.db, destinationId);
+    const outcome = { told: false };
+    await closeCircuit(this.db, destinationId, async (tx) => {
+      const workspaceId = await markRecoveredNotice(tx, destinationId, this.now());
+      if (workspaceId === null) return;
+      outcome.told = await operations.publishWithin(tx, [
+        destinationRecovered(workspaceId, destinationId),
+      ]);
+    });
+    if (outcome.told) operations.published();
   }
 
   backlog(): Promise<QueueBacklog> {

@@ -6,6 +6,9 @@ import { endListenSession, selectExpiredListenSessions } from "./sql/listen-sess
 import { deleteEndedPortalSessions } from "./sql/portal-sessions.ts";
 import { deleteEndedSessions } from "./sql/sessions.ts";
 import { deleteEndedSignInWindows } from "./sql/sign-in-attempts.ts";
+import type { Clock } from "../interfaces.ts";
+import type { Database } from "./database.ts";
+import type { SqlOperations } from "./operations.ts";
 import { SqlSlice } from "./sql-slice.ts";
 
 /** What the maintenance loop deletes when its time is up. */
@@ -51,6 +54,13 @@ const expiryChunk = 100;
 
 /** The Housekeeping over any `Database`: the SQL is in `./sql/`. */
 export class SqlHousekeeping extends SqlSlice implements Housekeeping {
+  readonly #operations: SqlOperations;
+
+  constructor(db: Database, clock: Clock, operations: SqlOperations) {
+    super(db, clock);
+    this.#operations = operations;
+  }
+
   async pruneAttempts(before: Date): Promise<number> {
     await deleteCountsBefore(this.db, before.getTime());
     return deleteAttemptsBefore(this.db, before.getTime());
@@ -88,9 +98,13 @@ export class SqlHousekeeping extends SqlSlice implements Housekeeping {
       const ids = await selectExpiredListenSessions(this.db, cutoffs, expiryChunk);
       await this.db.transaction(async (tx) => {
         for (const id of ids) {
-          if (await endListenSession(tx, id, "listen session expired", this.now())) ended += 1;
+          const tell = this.#operations.listenSessionEnded(tx, id, "expired");
+          if (await endListenSession(tx, id, "listen session expired", this.now(), tell)) {
+            ended += 1;
+          }
         }
       });
+      if (ids.length > 0 && this.#operations.enabled) this.#operations.published();
       if (ids.length < expiryChunk) return ended;
     }
   }

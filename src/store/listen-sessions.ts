@@ -17,6 +17,7 @@ import {
   takeOverListenSession,
   touchListenSession,
 } from "./sql/listen-sessions.ts";
+import type { SqlOperations } from "./operations.ts";
 import { SqlSlice } from "./sql-slice.ts";
 
 export type { ListenClaim, ListenSessionRecord, NewListenSession, OpenedListenSession };
@@ -75,10 +76,17 @@ export interface ListenSessions {
 /** The ListenSessions over any `Database`: the SQL is in `./sql/listen-sessions.ts`. */
 export class SqlListenSessions extends SqlSlice implements ListenSessions {
   readonly #queue: Pick<DeliveryQueue, "finishAttempt">;
+  readonly #operations: SqlOperations;
 
-  constructor(db: Database, clock: Clock, queue: Pick<DeliveryQueue, "finishAttempt">) {
+  constructor(
+    db: Database,
+    clock: Clock,
+    queue: Pick<DeliveryQueue, "finishAttempt">,
+    operations: SqlOperations,
+  ) {
     super(db, clock);
     this.#queue = queue;
+    this.#operations = operations;
   }
 
   open(
@@ -99,10 +107,13 @@ export class SqlListenSessions extends SqlSlice implements ListenSessions {
   }
 
   async end(workspaceId: string, id: string, reason: string): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
+    const ended = await this.db.transaction(async (tx) => {
       if ((await selectListenSession(tx, workspaceId, id, this.now())) === null) return false;
-      return endListenSession(tx, id, reason, this.now());
+      const tell = this.#operations.listenSessionEnded(tx, id, "ended");
+      return endListenSession(tx, id, reason, this.now(), tell);
     });
+    if (ended && this.#operations.enabled) this.#operations.published();
+    return ended;
   }
 
   takeOver(id: string, token: string): Promise<boolean> {

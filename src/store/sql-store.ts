@@ -8,6 +8,7 @@ import { SqlEncryptionKeyStore } from "./encryption-key-store.ts";
 import { SqlHousekeeping } from "./housekeeping.ts";
 import { SqlIdempotencyStore } from "./idempotency-store.ts";
 import { SqlListenSessions } from "./listen-sessions.ts";
+import { SqlOperations } from "./operations.ts";
 import { SqlPortalAccess } from "./portal-access.ts";
 import { SqlStorageHealth } from "./storage-health.ts";
 import { SqlWorkspaceStore } from "./workspace-store.ts";
@@ -29,20 +30,25 @@ export class SqlStore implements Store {
   readonly listen: SqlListenSessions;
   readonly workspaces: SqlWorkspaceStore;
   readonly portal: SqlPortalAccess;
+  readonly operations: SqlOperations;
 
   constructor(db: Database, clock: Clock) {
     this.#db = db;
     this.destinations = new SqlDestinationStore(db, clock);
     this.queue = new SqlDeliveryQueue(db, clock);
+    this.operations = new SqlOperations(db, clock, () => {
+      this.queue.announceQueued();
+    });
+    this.queue.tellOperations(this.operations);
     this.log = new SqlDeliveryLog(db, clock, () => {
       this.queue.announceQueued();
     });
     this.credentials = new SqlCredentialStore(db, clock);
     this.idempotency = new SqlIdempotencyStore(db, clock);
-    this.housekeeping = new SqlHousekeeping(db, clock);
+    this.housekeeping = new SqlHousekeeping(db, clock, this.operations);
     this.health = new SqlStorageHealth(db);
     this.encryptionKeys = new SqlEncryptionKeyStore(db, clock);
-    this.listen = new SqlListenSessions(db, clock, this.queue);
+    this.listen = new SqlListenSessions(db, clock, this.queue, this.operations);
     this.workspaces = new SqlWorkspaceStore(db, clock);
     this.portal = new SqlPortalAccess(db, clock);
   }

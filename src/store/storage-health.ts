@@ -12,6 +12,12 @@ export interface StorageHealth {
 
   /** Since when writes have been failing for lack of space (`storage_full`); null while they succeed. */
   storageFullSince(): Date | null;
+
+  /**
+   * Rejects with `storage_full` unless there is room again: where the engine tells its free
+   * space, at least 1 MiB, then one cheap write (what readiness asks while storage is full).
+   */
+  probeSpace(): Promise<void>;
 }
 
 /** The StorageHealth over any `Database`: the SQL is in `./sql/`. */
@@ -29,5 +35,9 @@ export class SqlStorageHealth implements StorageHealth {
 
   storageFullSince(): Date | null {
     return this.#db.storageFullSince();
+  }
+
+  probeSpace(): Promise<void> {
+    return probeWrite(this.#db);
   }
 }

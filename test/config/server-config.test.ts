@@ -5,6 +5,7 @@ import { describe, it } from "node:test";
 import {
   environmentNames,
   loadServerConfig,
+  operationsEndpointsOf,
   resolveTable,
 } from "../../src/config/server-config.ts";
 import { tempDir } from "../support/temp.ts";
@@ -35,6 +36,46 @@ describe("server configuration", () => {
     } finally {
       await dir.cleanup();
     }
+  });
+
+  it("takes operations endpoints from the environment and a JSON list, and refuses half of one", () => {
+    const secret = `whsec_${"c".repeat(43)}`;
+    const config = loadServerConfig({
+      env: {
+        SVC_OPERATIONS_URL: "https://ops.example.com/notices",
+        SVC_OPERATIONS_SECRET: secret,
+        SVC_OPERATIONS_ENDPOINTS: JSON.stringify([{ url: "https://pager.example.net/h", secret }]),
+        SVC_FAILING_NOTICE_INTERVAL: "30m",
+      },
+      flags: {},
+    });
+    assert.deepEqual(operationsEndpointsOf(config), [
+      { url: "https://ops.example.com/notices", secret },
+      { url: "https://pager.example.net/h", secret },
+    ]);
+    assert.equal(config.failingNoticeInterval, 1_800_000);
+    assert.deepEqual(operationsEndpointsOf(loadServerConfig({ env: {}, flags: {} })), []);
+    assert.throws(
+      () =>
+        loadServerConfig({
+          env: {
+            SVC_OPERATIONS_URL: "http://ops.example.com/notices",
+            SVC_OPERATIONS_ENDPOINTS: JSON.stringify([{ url: "https://x.example", secret: "s" }]),
+          },
+          flags: {},
+        }),
+      (error: Error & { code?: string }) => {
+        assert.equal(error.code, "invalid_config");
+        assert.match(error.message, /SVC_OPERATIONS_URL.*https/);
+        assert.match(error.message, /SVC_OPERATIONS_ENDPOINTS.*whsec_/);
+        return true;
+      },
+    );
+    assert.throws(
+      () =>
+        loadServerConfig({ env: { SVC_OPERATIONS_URL: "https://ops.example.com/n" }, flags: {} }),
+      /SVC_OPERATIONS_SECRET.*together/,
+    );
   });
 
   it("reports every problem at once, naming the environment variable", () => {
@@ -114,15 +155,15 @@ describe("server configuration", () => {
   });
 });
 
-describe("the README's configuration table", () => {
+describe("the configuration reference's table (docs/configuration.md)", () => {
   it("lists every setting with its environment variable", async () => {
     const { readFile } = await import("node:fs/promises");
-    const readme = await readFile(new URL("../../../README.md", import.meta.url), "utf8");
-    const table = readme.slice(readme.indexOf("## Configuration"));
+    const page = await readFile(new URL("../../../docs/configuration.md", import.meta.url), "utf8");
+    const table = page.slice(page.indexOf("## Every setting"));
     for (const [setting, variable] of Object.entries(environmentNames)) {
       const row = table.split("\n").find((line) => line.startsWith(`| \`${setting}\``));
-      assert.ok(row, `README lacks a row for ${setting}`);
-      assert.ok(row.includes(`\`${variable}\``), `README's row for ${setting} lacks ${variable}`);
+      assert.ok(row, `docs/configuration.md lacks a row for ${setting}`);
+      assert.ok(row.includes(`\`${variable}\``), `its row for ${setting} lacks ${variable}`);
     }
   });
 });

@@ -41,6 +41,7 @@ describe("the URL checks at delivery", () => {
     body: "{}",
     attempts: 0,
     retryBase: 0,
+    traceparent: null,
     destination: {
       id: "dst_1",
       url,

@@ -12,6 +12,7 @@ const destination = (circuitOpens = 0): ClaimedDelivery => ({
   body: "{}",
   attempts: 0,
   retryBase: 0,
+  traceparent: null,
   destination: {
     id: "dst_1",
     url: "https://hooks.test/",

@@ -14,6 +14,7 @@ function delivery(destination: string, workspace = "ws_1", circuitOpens = 0): Cl
     body: "{}",
     attempts: 0,
     retryBase: 0,
+    traceparent: null,
     destination: {
       id: destination,
       url: "https://hooks.test/",

@@ -6,13 +6,14 @@ import { after, before, describe, it } from "node:test";
 import type { SendRequest } from "../../src/delivery/http-sender.ts";
 import { ThreadedSender } from "../../src/delivery/threaded-sender.ts";
 import { runProcess } from "../support/process.ts";
+import { sqlitePassOnly } from "../support/backend.ts";
 
 /**
  * The sender thread (decision 20): requests cross to it in batches and each outcome comes back
  * to its own caller. A plain-HTTP receiver in this process answers: its status is the number in
  * the request's path, after the delay in its `x-delay` header.
  */
-describe("the delivery sender in a thread", () => {
+describe("the delivery sender in a thread", { skip: sqlitePassOnly }, () => {
   let server: Server;
   let base: string;
   const received: { path: string; headers: Record<string, unknown>; body: string }[] = [];

@@ -1,22 +1,14 @@
 import assert from "node:assert/strict";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join, sep } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { runProcess } from "../support/process.ts";
 import { isolatedConfigHome, svcBin } from "../support/svc.ts";
 import { tempDir } from "../support/temp.ts";
 
-/**
- * A module hook, loaded with `--import` before svc, that writes every module the process
- * loads (ES modules, CommonJS and built-ins alike) to the file named by SVC_TEST_LOADED.
- */
-const recorder = `import { registerHooks } from "node:module";
-import { writeFileSync } from "node:fs";
-const loaded = [];
-registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
-process.on("exit", () => writeFileSync(process.env.SVC_TEST_LOADED, loaded.join("\\n")));
-`;
+/** Records every module a `svc` process resolves (decision 47's recorder), given `--import`. */
+const moduleRecorder = fileURLToPath(new URL("../support/module-recorder.js", import.meta.url));
 
 /** The dist/src modules a run loaded, as paths below dist/src (`cli/webhooks/list.js`). */
 function ownModules(loaded: readonly string[]): string[] {
@@ -29,24 +21,21 @@ const packages = (loaded: readonly string[]): string[] =>
 
 describe("svc loads only what the command it runs needs (issue 33)", () => {
   let dir: { path: string; cleanup: () => Promise<void> };
-  let hook: string;
 
   before(async () => {
     dir = await tempDir();
-    hook = join(dir.path, "record-loaded.mjs");
-    await writeFile(hook, recorder);
   });
   after(() => dir.cleanup());
 
   async function modulesLoadedBy(args: readonly string[]): Promise<string[]> {
     const log = join(dir.path, `loaded-${args.join("-")}.txt`);
-    const run = await runProcess(process.execPath, ["--import", hook, svcBin, ...args], {
+    const run = await runProcess(process.execPath, ["--import", moduleRecorder, svcBin, ...args], {
       env: {
         PATH: process.env.PATH,
         XDG_CONFIG_HOME: isolatedConfigHome,
         SERVICE_API_KEY: "svc_test_not_sent",
         SERVICE_WORKSPACE_ID: "ws_0b7c3d5e9f1a2b4c6d8e0f12",
-        SVC_TEST_LOADED: log,
+        SVC_TEST_MODULE_LOG: log,
       },
     });
     assert.equal(run.code, 0, run.stderr);

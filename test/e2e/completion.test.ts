@@ -6,13 +6,14 @@ import { assertExit } from "../support/cli.ts";
 import { runProcess } from "../support/process.ts";
 import { runSvc } from "../support/svc.ts";
 import { tempDir } from "../support/temp.ts";
+import { sqlitePassOnly } from "../support/backend.ts";
 
 /**
  * `svc completion bash|zsh|fish` through the built binary; the bash script is run by bash the
  * way bash runs it on Tab (COMP_WORDS, COMP_CWORD, then the function), and what it offers is
  * checked.
  */
-describe("svc completion", () => {
+describe("svc completion", { skip: sqlitePassOnly }, () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let bashScript: string;
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { delimiter, dirname } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { testBackend } from "../support/database.ts";
+import { testBackend } from "../support/backend.ts";
 import { registryAccessEnv, runProcess } from "../support/process.ts";
 
 const script = fileURLToPath(new URL("../../../scripts/quickstart-check.sh", import.meta.url));

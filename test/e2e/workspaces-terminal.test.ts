@@ -3,12 +3,13 @@ import { after, before, describe, it } from "node:test";
 import { newOperatorToken } from "../../src/crypto/tokens.ts";
 import { json, startStubApi, type StubApi } from "../support/stub-api.ts";
 import { startTerminal, type Terminal } from "../support/terminal.ts";
+import { sqlitePassOnly } from "../support/backend.ts";
 
 /**
  * `svc workspaces delete` on a real terminal: it asks first, and sends nothing unless the
  * answer is yes. The API is a stub: what is checked is what the command sends.
  */
-describe("svc workspaces delete on a terminal", () => {
+describe("svc workspaces delete on a terminal", { skip: sqlitePassOnly }, () => {
   let stub: StubApi;
   const terminals: Terminal[] = [];
 

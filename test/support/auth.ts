@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { apiClient } from "./api.ts";
 import type { TestServer } from "./server.ts";
-import { runSvc } from "./svc.ts";
+import { runCliInMemory } from "./in-memory-cli.ts";
+import { isolatedConfigHome } from "./svc.ts";
 
 /** A password long enough for `svc admin users create`. */
 export const PASSWORD = "correct horse battery staple";
@@ -24,11 +25,16 @@ export async function createUser(
   role: "owner" | "member" | "viewer",
   email = `user${(users += 1)}-${process.pid}@example.com`,
 ): Promise<TestUser> {
-  const run = await runSvc(
+  // In this process (the command's own code, without a process of its own to start): a
+  // spawned `svc` per user cost most files a second of start-up each.
+  const run = await runCliInMemory(
     ["admin", "users", "create", "--email", email, "--workspace", workspaceId, "--role", role],
-    { env: server.env, input: `${PASSWORD}\n` },
+    {
+      env: { HOME: process.env.HOME, XDG_CONFIG_HOME: isolatedConfigHome, ...server.env },
+      stdin: `${PASSWORD}\n`,
+    },
   );
-  assert.equal(run.code, 0, `users create failed: ${run.stdout}${run.stderr}`);
+  assert.equal(run.status, 0, `users create failed: ${run.stdout}${run.stderr}`);
   return { email, password: PASSWORD };
 }
 

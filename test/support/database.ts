@@ -5,14 +5,8 @@ import type { Row, SqlValue } from "../../src/store/database.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
 import { connectionConfig } from "../../src/store/postgres/connection-config.ts";
 
-/**
- * The backend the whole run uses: `SVC_TEST_BACKEND=sqlite` (the default) or `postgres`.
- * `npm test` runs the suite once for each (scripts/run-tests.ts).
- */
-export type TestBackend = "sqlite" | "postgres";
-
-export const testBackend: TestBackend =
-  process.env.SVC_TEST_BACKEND === "postgres" ? "postgres" : "sqlite";
+export { sqlitePassOnly, testBackend, type TestBackend } from "./backend.ts";
+import { testBackend } from "./backend.ts";
 
 /**
  * The PostgreSQL the tests create their databases on, through this URL's database (which

@@ -17,6 +17,7 @@ import { hashPassword } from "../../src/crypto/passwords.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { AddressPolicy } from "../../src/net/address-policy.ts";
 import { PortSet } from "../../src/net/port-set.ts";
+import type { Tracing } from "../../src/observability/tracing/tracing.ts";
 import { tableResolver } from "../../src/net/resolver.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
@@ -55,7 +56,7 @@ const noSystemDns: Resolver = {
 /**
  * Settings as `svc server` takes them (`limits` by their setting names), with the service's
  * defaults otherwise; `clock` is the store's and the API's; `location` a database to use
- * instead of a new one of the test backend's; `logger` instead of a silent one.
+ * instead of a new one of the test backend's; `logger` instead of a silent one; `tracing` on.
  */
 export async function inProcessApi(
   options: {
@@ -63,6 +64,7 @@ export async function inProcessApi(
     clock?: Clock;
     location?: string;
     logger?: FastifyBaseLogger;
+    tracing?: Tracing | null;
   } = {},
 ): Promise<InProcessApi> {
   const dir = await tempDir();
@@ -105,6 +107,7 @@ export async function inProcessApi(
       metrics: metricsOf(store, clock),
       listen: listenSettingsOf(config),
       portal: portalSettingsOf(config),
+      tracing: options.tracing ?? null,
     },
     options.logger ?? createLogger("silent"),
   );

@@ -5,7 +5,7 @@ import type { Store } from "../../interfaces.ts";
  * Sign-in rate limits: at most this many failed sign-ins per account (e-mail address, whether
  * or not it exists) and per client address, in a window of 15 minutes from the first failure.
  * The attempt after the last allowed failure is refused with 429 until the window ends. The
- * README ("Signing in") documents these numbers.
+ * docs/security.md ("Sign-in rate limits") documents these numbers.
  */
 export const SIGN_IN_LIMITS = {
   windowMs: 15 * 60_000,

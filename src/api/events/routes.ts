@@ -6,6 +6,8 @@ import { publishBody } from "../../contract/events.ts";
 import { accessConfig, operations, routePath, successBody } from "../../contract/operations.ts";
 import type { NewEvent } from "../../interfaces.ts";
 import { isWellFormedId, parseInput } from "../parse-input.ts";
+import { operationalTypeProblem } from "../../event-names.ts";
+import { isOperationalEventType } from "../../operations/event-types.ts";
 import { AppError } from "../../errors.ts";
 import { nestingDepth } from "./nesting.ts";
 import { API_VERSION, serialiseNotification, type NotificationHead } from "./notification.ts";
@@ -14,6 +16,7 @@ const { publishEvent: publish } = operations;
 
 export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDependencies): void {
   const { store, clock, limits, metrics } = dependencies;
+  const tracing = dependencies.tracing ?? null;
 
   const options = {
     config: { ...accessConfig(publish).config, bodyLimitSetting: "eventBodyLimit" },
@@ -44,8 +47,15 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
     }
   };
 
+  /** The event and its deliveries (or its test's one delivery, to `destination`). */
+  const write = (event: NewEvent, destination: string | undefined): Promise<unknown> =>
+    destination === undefined
+      ? store.queue.publishEvent(event, { fanOutLimit: limits.eventFanOutLimit })
+      : publishTest(event, destination);
+
   app.post(routePath(publish), options, async (request, reply) => {
     const { workspace } = parseInput(workspaceParams, request.params);
+    refuseOperationalType(request.body);
     const input = parseInput(publishBody, request.body);
     // Before anything serialises it: JSON.stringify recurses, and a deep enough object
     // overflows its stack. The body is {"data":{"object":…}}: two levels above the object.
@@ -64,7 +74,7 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
       api_version: API_VERSION,
       created: Math.floor(createdAt.getTime() / 1000),
     };
-    const event = {
+    const event: NewEvent = {
       id: head.id,
       workspaceId: workspace,
       type: head.type,
@@ -74,13 +84,28 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
     };
     // Committed, with one delivery per matching destination (or to the test's destination
     // alone), before the 202 is sent; or, past eventFanOutLimit, refused with nothing written
-    // (decision 39).
-    if (input.destination === undefined) {
-      await store.queue.publishEvent(event, { fanOutLimit: limits.eventFanOutLimit });
-    } else await publishTest(event, input.destination);
+    // (decision 39). Traced, the event is written with its span's traceparent: its attempts link to it.
+    if (tracing === null) await write(event, input.destination);
+    else {
+      const published = { ...event, test: input.destination !== undefined };
+      await tracing.tracePublish(published, (traceparent) =>
+        write({ ...event, traceparent }, input.destination),
+      );
+    }
     metrics.eventPublished();
     return reply
       .status(publish.success.status)
       .send(successBody(publish, { ...head, test: input.destination !== undefined }));
   });
+}
+
+/**
+ * An operator's event type (decision 48) is refused by a code of its own rather than as one
+ * more unknown type, so that whoever tries learns why.
+ */
+function refuseOperationalType(body: unknown): void {
+  const type = typeof body === "object" && body !== null ? (body as { type?: unknown }).type : null;
+  if (isOperationalEventType(type)) {
+    throw new AppError("operational_event_type", operationalTypeProblem(type), { param: "type" });
+  }
 }

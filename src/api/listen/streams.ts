@@ -6,6 +6,7 @@ import { deliveryId } from "../../crypto/tokens.ts";
 import { notificationHeaders } from "../../delivery/attempt.ts";
 import type { SigningKeys } from "../../delivery/signing-keys.ts";
 import type { ClaimedDelivery, Clock } from "../../interfaces.ts";
+import type { Tracing } from "../../observability/tracing/tracing.ts";
 import type { ListenSessions } from "../../store/listen-sessions.ts";
 
 /** What the streams of a process share (decision 34). */
@@ -22,6 +23,8 @@ export interface ListenStreamSettings {
   readonly inFlight: number;
   /** The longest a stream waits before it looks for due deliveries by itself. */
   readonly pollMs: number;
+  /** A span per pushed notification, linked to its publish (decision 47); null when off. */
+  readonly tracing?: Tracing | null;
 }
 
 /** How often a connected stream records that it is, for its session's expiry. */
@@ -162,9 +165,10 @@ export class ListenStream {
   }
 
   #push(delivery: ClaimedDelivery): void {
-    const { signingKeys, clock } = this.#settings;
+    const { signingKeys, clock, tracing } = this.#settings;
     const { destination } = delivery;
     if (destination.secretCiphertext === null) return;
+    if (tracing) tracing.tracePush(delivery, this.sessionId);
     const key = signingKeys.keyFor(destination.id, destination.secretCiphertext);
     const id = deliveryId(delivery.eventId, destination.id);
     const notification: StreamedNotification = {

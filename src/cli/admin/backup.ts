@@ -54,7 +54,7 @@ async function sqliteDatabase(options: DatabaseFlags, env: NodeJS.ProcessEnv): P
   if (isPostgresUrl(location)) {
     throw new AppError(
       "sqlite_only",
-      `${redactDatabase(location)} is a PostgreSQL database: back it up with pg_dump and restore it with pg_restore (README, "Backups"), and keep the encryption key with it.`,
+      `${redactDatabase(location)} is a PostgreSQL database: back it up with pg_dump and restore it with pg_restore (docs/operations.md, "Backups"), and keep the encryption key with it.`,
     );
   }
   return location;

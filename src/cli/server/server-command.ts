@@ -42,8 +42,8 @@ export function registerServerCommand(program: Command, io: CliIo): void {
     .addHelpText(
       "after",
       `
-Every setting also has an environment variable and a key of the --config file (README
-"Configuration"); flags win. GET /healthz, /readyz and /metrics answer on the same port, in
+Every setting also has an environment variable and a key of the --config file
+(docs/configuration.md); flags win. GET /healthz, /readyz and /metrics answer on the same port, in
 every role; GET /openapi.json describes the API.
 
 Examples:
@@ -59,13 +59,21 @@ Examples:
       const config = configFrom(options, io.env);
       const { createLogger } = await import("../../lib/logger.ts");
       const { startServer } = await import("../../runtime/server.ts");
-      const logger = createLogger(config.logLevel);
+      const { startTracing } = await import("../../observability/tracing/tracing.ts");
+      // Off, and no OpenTelemetry package loaded, unless an OTLP endpoint is set (decision 47).
+      const tracing = await startTracing(io.env);
+      const logger = createLogger(config.logLevel, undefined, {
+        traceFields: tracing === null ? undefined : () => tracing.logFields(),
+      });
+      tracing?.reportProblemsTo(logger);
       // Listen for signals first: one that arrives during start-up still stops cleanly.
       const stopRequested = shutdownSignal();
-      const server = await startServer(config, { logger, clock: systemClock });
+      const server = await startServer(config, { logger, clock: systemClock, tracing });
       const signal = await stopRequested;
       logger.info({ signal }, "shutting down: finishing requests in flight");
       await server.close();
+      // The spans of the last requests and attempts go out before the process ends.
+      await tracing?.shutdown();
       logger.info("stopped");
       return { data: null, human: null };
     }),

@@ -30,15 +30,18 @@ export async function openCircuit(
   destinationId: string,
   opening: CircuitOpening,
   now: number,
+  onOpened?: (tx: SqlExecutor) => Promise<void>,
 ): Promise<void> {
   const until = opening.until.getTime();
   // Only ever extended: another worker's later opening (a failed probe) is not cut short by
   // a report on an attempt made before it.
-  const changed = await db.execute(
-    `UPDATE destinations SET circuit_open_until = $2, circuit_opens = $3, circuit_error = $4
-     WHERE id = $1 AND (circuit_open_until IS NULL OR circuit_open_until < $2)`,
-    [destinationId, until, opening.opens, opening.error],
-  );
+  const open = (executor: SqlExecutor): Promise<number> =>
+    executor.execute(
+      `UPDATE destinations SET circuit_open_until = $2, circuit_opens = $3, circuit_error = $4
+       WHERE id = $1 AND (circuit_open_until IS NULL OR circuit_open_until < $2)`,
+      [destinationId, until, opening.opens, opening.error],
+    );
+  const changed = await withinChange(db, open, onOpened);
   if (changed === 0) return;
   const failed = `${opening.error}; its retries ran out while the destination's circuit was open`;
   await inChunks(db, (tx) =>
@@ -122,13 +125,42 @@ export async function releaseHeld(
   );
 }
 
-/** Closes a destination's circuit: its deliveries are claimed as any others again. */
-export async function closeCircuit(db: SqlExecutor, destinationId: string): Promise<void> {
-  await db.execute(
-    `UPDATE destinations SET circuit_open_until = NULL, circuit_opens = 0, circuit_error = NULL
-     WHERE id = $1 AND circuit_opens > 0`,
-    [destinationId],
+/**
+ * Closes a destination's circuit: its deliveries are claimed as any others again. With
+ * `onClosed`, the closing and what it runs are one transaction (decision 48).
+ */
+export async function closeCircuit(
+  db: Database,
+  destinationId: string,
+  onClosed?: (tx: SqlExecutor) => Promise<void>,
+): Promise<void> {
+  await withinChange(
+    db,
+    (executor) =>
+      executor.execute(
+        `UPDATE destinations SET circuit_open_until = NULL, circuit_opens = 0, circuit_error = NULL
+         WHERE id = $1 AND circuit_opens > 0`,
+        [destinationId],
+      ),
+    onClosed,
   );
+}
+
+/**
+ * Runs `change` alone, or, with `after`, in a transaction with `after` when it changed a row:
+ * what the change causes (an operational notice, decision 48) commits with it or not at all.
+ */
+async function withinChange(
+  db: Database,
+  change: (executor: SqlExecutor) => Promise<number>,
+  after: ((tx: SqlExecutor) => Promise<void>) | undefined,
+): Promise<number> {
+  if (after === undefined) return change(db);
+  return db.transaction(async (tx) => {
+    const changed = await change(tx);
+    if (changed > 0) await after(tx);
+    return changed;
+  });
 }
 
 /** A destination's circuit as its page shows it (decision 40); null: no such destination. */

@@ -7,6 +7,7 @@ import type {
   ClaimedDelivery,
   DeliveryStatus,
   EventType,
+  FailureReason,
   LastDelivery,
 } from "../../interfaces.ts";
 import type { Database, JsonColumn, SqlExecutor, SqlValue } from "../database.ts";
@@ -28,6 +29,8 @@ export interface ClaimedRow extends Record<string, unknown> {
   secret_ciphertext: string | null;
   workspace_id: string;
   circuit_opens: number | string;
+  /** The publish's span context (decision 47); null when it was not traced. */
+  traceparent: string | null;
 }
 
 /** A claim's token: the owner's name, and a part of its own for this claim. */
@@ -152,7 +155,7 @@ export async function selectClaimed(
   if (seqs.length === 0) return [];
   const rows = await tx.query<ClaimedRow>(
     `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, dl.retry_base, e.body,
-            d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
+            e.traceparent, d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
             d.workspace_id, d.circuit_opens
      FROM deliveries dl
      JOIN events e ON e.id = dl.event_id
@@ -173,6 +176,7 @@ export function toClaimedDelivery(row: ClaimedRow, lease: string): ClaimedDelive
     body: row.body,
     attempts: Number(row.attempts),
     retryBase: Number(row.retry_base),
+    traceparent: row.traceparent ?? null,
     destination: {
       id: row.destination_id,
       url: row.url,
@@ -247,8 +251,18 @@ export async function finishAttempts(
   db: Database,
   reports: readonly FinishedAttempt[],
   now: number,
+  onFailed?: (tx: SqlExecutor, seqs: readonly number[]) => Promise<void>,
 ): Promise<boolean[]> {
   const rounds = splitIntoRounds(reports);
+  // Deliveries that end failed for good, which `onFailed` is told of in the same transaction
+  // (decision 48); without it, or without such a report, not one statement more.
+  const failing = new Set(
+    onFailed === undefined
+      ? []
+      : reports.filter(
+          ({ report: { result } }) => result.status === "failed" && endsForGood(result),
+        ),
+  );
   const record = async (executor: SqlExecutor): Promise<boolean[]> => {
     const recorded: boolean[] = reports.map(() => false);
     for (const round of rounds) {
@@ -261,9 +275,24 @@ export async function finishAttempts(
       for (const index of round)
         recorded[index] = changed.has((reports[index] as FinishedAttempt).seq);
     }
+    const failed = reports.flatMap((finished, index) =>
+      recorded[index] === true && failing.has(finished) ? [finished.seq] : [],
+    );
+    if (failed.length > 0) await onFailed?.(executor, [...new Set(failed)]);
     return recorded;
   };
-  return db.writesInCtes && rounds.length === 1 ? record(db) : db.transaction(record);
+  return db.writesInCtes && rounds.length === 1 && failing.size === 0
+    ? record(db)
+    : db.transaction(record);
+}
+
+/**
+ * A failure an operator is told of (`delivery.failed`): the retries were spent, or the
+ * address is refused for good. Not a delivery a user deleted or paused the destination of,
+ * nor one ended by an open circuit (its `destination.failing` tells of those).
+ */
+function endsForGood(result: { readonly reason: FailureReason }): boolean {
+  return result.reason === "retries_exhausted" || result.reason === "destination_refused";
 }
 
 /** The reports' indexes in rounds, in order, where no delivery appears twice in a round. */

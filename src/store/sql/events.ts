@@ -31,6 +31,7 @@ const batchColumns: readonly JsonColumn[] = [
   ["api_version", "TEXT"],
   ["created_at", "BIGINT"],
   ["position", "INTEGER"],
+  ["traceparent", "TEXT"],
 ];
 
 /** The batch's events as a table, in publish order (`position`), in parameter `placeholder`. */
@@ -49,6 +50,7 @@ function batchValue(events: readonly NewEvent[]): string {
       event.apiVersion,
       event.createdAt.getTime(),
       position,
+      event.traceparent ?? null,
     ]),
   );
 }
@@ -211,13 +213,15 @@ async function writeInOneStatement(
 ): Promise<{ rows: WrittenRow[]; handed: ClaimedDelivery[] }> {
   const rows = await db.query<WrittenRow>(
     `WITH ${batchTable(db, "$6")},
-     ev AS (INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
-            SELECT id, workspace_id, type, body, api_version, created_at
+     ev AS (INSERT INTO events (id, workspace_id, type, body, api_version, created_at,
+                        traceparent)
+            SELECT id, workspace_id, type, body, api_version, created_at, traceparent
             FROM batch ORDER BY position
             RETURNING id),
      ins AS (WITH ${insertDeliveries(db)})
      SELECT ins.seq, ins.event_id, ins.event_type, ins.attempts, ins.retry_base, ins.lease_owner,
             CASE WHEN ins.lease_owner IS NULL THEN NULL ELSE b.body END AS body,
+            b.traceparent,
             d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
             d.workspace_id, d.circuit_opens
      FROM ins
@@ -243,8 +247,8 @@ async function writeInTransaction(
   const batch = batchValue(events);
   await tx.execute(
     `WITH ${batchTable(db, "$1")}
-     INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
-     SELECT id, workspace_id, type, body, api_version, created_at
+     INSERT INTO events (id, workspace_id, type, body, api_version, created_at, traceparent)
+     SELECT id, workspace_id, type, body, api_version, created_at, traceparent
      FROM batch ORDER BY position`,
     [batch],
   );
@@ -285,8 +289,8 @@ export async function publishTestEvent(
     if (destination === undefined) return false;
     await tx.execute(
       `INSERT INTO events (id, workspace_id, type, body, api_version, created_at,
-                           test_destination_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+                           test_destination_id, traceparent)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [
         event.id,
         event.workspaceId,
@@ -295,6 +299,7 @@ export async function publishTestEvent(
         event.apiVersion,
         created,
         destinationId,
+        event.traceparent ?? null,
       ],
     );
     await tx.execute(

@@ -184,21 +184,25 @@ export async function openListenSession(
 
 /**
  * Call inside a transaction. Ends the session: it receives nothing more, forgets its secret,
- * and its pending deliveries end `failed` with `reason`. False if it was not live.
+ * and its pending deliveries end `failed` with `reason`; `onEnded` runs in the transaction
+ * (the operator's notice, decision 48). False if it was not live.
  */
 export async function endListenSession(
   tx: SqlExecutor,
   id: string,
   reason: string,
   now: number,
+  onEnded?: (workspaceId: string) => Promise<void>,
 ): Promise<boolean> {
-  const changed = await tx.execute(
+  const [ended] = await tx.query<{ workspace_id: string }>(
     `UPDATE destinations SET deleted_at = $2, updated_at = $2, active = $3,
        secret_ciphertext = NULL, listen_stream = NULL
-     WHERE id = $1 AND kind = 'listen' AND deleted_at IS NULL`,
+     WHERE id = $1 AND kind = 'listen' AND deleted_at IS NULL
+     RETURNING workspace_id`,
     [id, now, false],
   );
-  if (changed === 0) return false;
+  if (ended === undefined) return false;
+  await onEnded?.(ended.workspace_id);
   await tx.execute(
     `UPDATE deliveries SET status = 'failed', listen_due_at = NULL, lease_owner = NULL,
        last_error = $2, failure_reason = 'destination_deleted', updated_at = $3

@@ -1,4 +1,5 @@
 import type { Database, SqlExecutor } from "../database.ts";
+import { notOperations } from "./workspaces.ts";
 
 /**
  * Call inside a transaction, first: locks the workspace's row for its deletion (`FOR UPDATE`
@@ -13,7 +14,10 @@ export async function lockWorkspaceForDeletion(
   workspaceId: string,
 ): Promise<boolean> {
   const lock = db.dialect === "postgres" ? "FOR UPDATE" : "";
-  const found = await tx.query(`SELECT id FROM workspaces WHERE id = $1 ${lock}`, [workspaceId]);
+  const found = await tx.query(
+    `SELECT id FROM workspaces WHERE id = $1 AND ${notOperations} ${lock}`,
+    [workspaceId],
+  );
   return found.length > 0;
 }
 

@@ -2,6 +2,7 @@ import type { NewApiKey, Page, Workspace } from "../../interfaces.ts";
 import type { Database, SqlExecutor } from "../database.ts";
 import { insertApiKey } from "./api-keys.ts";
 import { decodeIdCursor, idPageOf } from "./cursor.ts";
+import { operationsWorkspaceLiteral } from "./operational-events.ts";
 import { toDate } from "./rows.ts";
 
 interface WorkspaceRow extends Record<string, unknown> {
@@ -12,6 +13,12 @@ interface WorkspaceRow extends Record<string, unknown> {
   created_at: number | string;
   updated_at: number | string | null;
 }
+
+/**
+ * The operations workspace (decision 48) is the server's own: no lookup, list or change by
+ * id finds it, so no route, credential or operator command reaches it.
+ */
+export const notOperations = `id <> ${operationsWorkspaceLiteral}`;
 
 export const workspaceColumns = "id, name, external_id, metadata, created_at, updated_at";
 
@@ -62,7 +69,7 @@ export async function insertWorkspace(
 
 export async function selectWorkspace(db: SqlExecutor, id: string): Promise<Workspace | null> {
   const rows = await db.query<WorkspaceRow>(
-    `SELECT ${workspaceColumns} FROM workspaces WHERE id = $1`,
+    `SELECT ${workspaceColumns} FROM workspaces WHERE id = $1 AND ${notOperations}`,
     [id],
   );
   return rows[0] === undefined ? null : toWorkspace(rows[0]);
@@ -71,7 +78,7 @@ export async function selectWorkspace(db: SqlExecutor, id: string): Promise<Work
 /** Every workspace, oldest first. */
 export async function selectWorkspaces(db: SqlExecutor): Promise<Workspace[]> {
   const rows = await db.query<WorkspaceRow>(
-    `SELECT ${workspaceColumns} FROM workspaces ORDER BY created_at, id`,
+    `SELECT ${workspaceColumns} FROM workspaces WHERE ${notOperations} ORDER BY created_at, id`,
   );
   return rows.map(toWorkspace);
 }
@@ -156,7 +163,7 @@ export async function selectWorkspacePage(
   const filter = options.externalId === null ? "" : "external_id = $4 AND";
   const rows = await db.query<WorkspaceRow>(
     `SELECT ${workspaceColumns} FROM workspaces
-     WHERE ${filter} (created_at < $1 OR (created_at = $1 AND id < $2))
+     WHERE ${filter} ${notOperations} AND (created_at < $1 OR (created_at = $1 AND id < $2))
      ORDER BY created_at DESC, id DESC LIMIT $3`,
     [
       before.createdAt,
@@ -178,7 +185,7 @@ export async function updateWorkspace(
   const rows = await db.query<WorkspaceRow>(
     `UPDATE workspaces SET name = COALESCE($2, name), metadata = COALESCE($3, metadata),
        updated_at = $4
-     WHERE id = $1 RETURNING ${workspaceColumns}`,
+     WHERE id = $1 AND ${notOperations} RETURNING ${workspaceColumns}`,
     [
       id,
       changes.name ?? null,

@@ -67,8 +67,9 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (who: SignedIn) => void
           </code>
         </pre>
         <p>
-          It asks for the password on the terminal, or reads it from standard input. API keys do not
-          sign in here; use them with the <code>svc</code> command line and the API.
+          It asks for the password on the terminal, or reads it from standard input;{" "}
+          <code>svc admin workspaces list</code> shows the workspace ids. API keys do not sign in
+          here; use them with the <code>svc</code> command line and the API.
         </p>
       </section>
     </main>
