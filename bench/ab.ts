@@ -15,14 +15,14 @@
  * No raw limit: on a machine whose speed moves from minute to minute, the CPU each build
  * spends on a delivery compares two builds better than their rates do (docs/PERFORMANCE.md).
  */
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
 import { measureThroughput, register, warmUpCount } from "./measure.ts";
-import { postgresDatabase } from "./postgres.ts";
+import { databaseOf, postgresCpuMs, postgresDatabase } from "./postgres.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService } from "./service.ts";
 import { argument, cpuMs, progress, round } from "./stats.ts";
@@ -53,25 +53,6 @@ interface Run {
   idle_pct: number;
 }
 
-/**
- * CPU time in ms of PostgreSQL's backends serving `database` (their process titles name it),
- * so that other databases' work on the same server (tests, other runs) does not count. Shared
- * background processes (WAL writer, checkpointer) are left out for the same reason.
- */
-async function postgresCpuMs(database: string): Promise<number> {
-  let total = 0;
-  for (const pid of (await readdir("/proc")).filter((name) => /^\d+$/.test(name))) {
-    try {
-      if ((await readFile(`/proc/${pid}/comm`, "utf8")).trim() !== "postgres") continue;
-      const title = (await readFile(`/proc/${pid}/cmdline`, "utf8")).replaceAll("\0", " ");
-      if (title.split(" ").includes(database)) total += await cpuMs(`/proc/${pid}/stat`);
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return total;
-}
-
 /** Idle and total jiffies of the whole machine. */
 async function machineTimes(): Promise<{ idle: number; total: number }> {
   const [line = ""] = (await readFile("/proc/stat", "utf8")).split("\n", 1);
@@ -80,10 +61,6 @@ async function machineTimes(): Promise<{ idle: number; total: number }> {
     idle: (fields[3] ?? 0) + (fields[4] ?? 0),
     total: fields.reduce((sum, value) => sum + value, 0),
   };
-}
-
-function databaseOf(url: string): string {
-  return new URL(url).pathname.slice(1);
 }
 
 /** An OTLP/HTTP endpoint that reads every export and answers 200, keeping nothing. */

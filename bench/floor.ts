@@ -44,6 +44,7 @@ async function startRelay(receiverUrl: string, caCertPath: string): Promise<Benc
     workspaceId: "floor",
     token: "floor",
     process: child,
+    workers: [],
     async call(method, path, body) {
       const response = await request(`${url}/v1/workspaces/floor${path}`, {
         dispatcher: agent,

@@ -1,5 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import { openDatabase } from "../src/store/open-store.ts";
+import { cpuMs, round } from "./stats.ts";
 
 /**
  * A fresh PostgreSQL database for the run, on SVC_BENCH_POSTGRES_URL's server (default the
@@ -22,6 +25,80 @@ export function postgresDatabase(): { url: string; drop: () => void } | { skippe
     url: url.href,
     drop: () => {
       psql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+/**
+ * CPU time in ms of PostgreSQL's backends serving `database` (their process titles name it),
+ * so that other databases' work on the same server (tests, other runs) does not count. Shared
+ * background processes (WAL writer, checkpointer) are left out for the same reason.
+ */
+export async function postgresCpuMs(database: string): Promise<number> {
+  let total = 0;
+  for (const pid of (await readdir("/proc")).filter((name) => /^\d+$/.test(name))) {
+    try {
+      if ((await readFile(`/proc/${pid}/comm`, "utf8")).trim() !== "postgres") continue;
+      const title = (await readFile(`/proc/${pid}/cmdline`, "utf8")).replaceAll("\0", " ");
+      if (title.split(" ").includes(database)) total += await cpuMs(`/proc/${pid}/stat`);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return total;
+}
+
+/** The database name of a postgres:// URL. */
+export function databaseOf(url: string): string {
+  return new URL(url).pathname.slice(1);
+}
+
+/**
+ * The statements the measured deliveries ran, from pg_stat_statements when the server preloads
+ * it (a cluster of one's own: `shared_preload_libraries = 'pg_stat_statements'`): per delivery,
+ * each statement's calls, execution time and buffers, the costliest first. Null without it.
+ */
+export async function startStatementCounts(
+  url: string,
+): Promise<{ report: (count: number) => Promise<string> } | null> {
+  const db = openDatabase(url);
+  try {
+    const [loaded] = await db.query<{ setting: string }>(
+      "SELECT setting FROM pg_settings WHERE name = 'shared_preload_libraries'",
+    );
+    if (loaded?.setting.includes("pg_stat_statements") !== true) return null;
+    await db.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    await db.query("SELECT pg_stat_statements_reset()");
+  } finally {
+    await db.close();
+  }
+  return {
+    async report(count) {
+      const reader = openDatabase(url);
+      try {
+        const top = await reader.query<{
+          query: string;
+          calls: string;
+          ms: number | string;
+          blocks: string;
+        }>(
+          `SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS query, calls,
+             total_exec_time AS ms, shared_blks_hit + shared_blks_read AS blocks
+           FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database
+             WHERE datname = current_database())
+           ORDER BY total_exec_time DESC LIMIT 8`,
+        );
+        return top
+          .map(
+            (row) =>
+              `  ${round((Number(row.ms) * 1000) / count, 1)} µs/delivery, ` +
+              `${round(Number(row.calls) / count, 2)} calls, ` +
+              `${round(Number(row.blocks) / count, 1)} blocks: ${row.query}`,
+          )
+          .join("\n");
+      } finally {
+        await reader.close();
+      }
     },
   };
 }

@@ -13,6 +13,8 @@ const ownSvcBin = fileURLToPath(new URL("../src/bin/svc.js", import.meta.url));
 /** A running `svc server` under measurement, with an owner key for its first workspace. */
 export interface BenchService {
   readonly url: string;
+  /** `--role worker` processes beside the server (`startBenchService`'s `workers`). */
+  readonly workers: readonly ChildProcess[];
   readonly workspaceId: string;
   /** The owner API key (every scope), for a client of the bench's own (`svc listen`). */
   readonly token: string;
@@ -80,6 +82,11 @@ export async function startBenchService(options: {
   extraEnv?: NodeJS.ProcessEnv;
   /** The `svc` to run: another build's `dist/src/bin/svc.js`; this tree's by default. */
   svcBin?: string;
+  /**
+   * `--role worker` processes to start beside the server on its database (PostgreSQL); the
+   * server then runs `--role api`. None by default: one `--role all` server.
+   */
+  workers?: number;
 }): Promise<BenchService & OperatorAccess> {
   const svcBin = options.svcBin ?? ownSvcBin;
   const env: NodeJS.ProcessEnv = {
@@ -90,6 +97,7 @@ export async function startBenchService(options: {
     NODE_EXTRA_CA_CERTS: options.caCertPath,
     SVC_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
     ...(options.database === undefined ? {} : { SVC_DATABASE_URL: options.database }),
+    ...(options.workers === undefined ? {} : { SVC_ROLE: "api" }),
     ...options.extraEnv,
   };
   const keyFile = join(options.dir, `owner-${Date.now()}.key`);
@@ -99,19 +107,20 @@ export async function startBenchService(options: {
     data: { workspace_id: string };
   };
   const token = (await readFile(keyFile, "utf8")).trim();
-  const port = await freePort();
-  // The server writes its log straight to a file, as under a deployment's log redirection:
-  // through a pipe, this process would spend the machine's time copying it.
-  const log = openSync(join(options.dir, `server-${port}.log`), "a");
-  const child = spawn(
-    process.execPath,
-    [...(await nodeFlags(svcBin)), svcBin, "server", "--port", String(port)],
-    {
-      env,
-      stdio: ["ignore", log, log],
-    },
-  );
-  closeSync(log);
+  const start = async (role: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; port: number }> => {
+    const port = await freePort();
+    // The server writes its log straight to a file, as under a deployment's log redirection:
+    // through a pipe, this process would spend the machine's time copying it.
+    const log = openSync(join(options.dir, `server-${port}.log`), "a");
+    const child = spawn(
+      process.execPath,
+      [...(await nodeFlags(svcBin)), svcBin, "server", "--port", String(port)],
+      { env: { ...env, ...role }, stdio: ["ignore", log, log] },
+    );
+    closeSync(log);
+    return { child, port };
+  };
+  const { child, port } = await start({});
   const url = `http://127.0.0.1:${port}`;
   const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
   for (let tries = 0; ; tries += 1) {
@@ -120,9 +129,17 @@ export async function startBenchService(options: {
       await health.body.dump();
       if (health.statusCode === 200) break;
     } catch {
-      if (tries > 200) throw new Error("svc server did not start");
+      if (tries > 200) {
+        child.kill("SIGTERM");
+        throw new Error("svc server did not start");
+      }
     }
     await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  // Workers start once the server has migrated the database, as a deployment's would.
+  const workers: ChildProcess[] = [];
+  for (let index = 0; index < (options.workers ?? 0); index += 1) {
+    workers.push((await start({ SVC_ROLE: "worker" })).child);
   }
   const workspaceId = init.data.workspace_id;
   return {
@@ -130,6 +147,7 @@ export async function startBenchService(options: {
     workspaceId,
     token,
     process: child,
+    workers,
     async call(method, path, body) {
       const response = await request(`${url}/v1/workspaces/${workspaceId}${path}`, {
         dispatcher: agent,
@@ -146,8 +164,12 @@ export async function startBenchService(options: {
     peakRssMb: () => statusMb(child, "VmHWM"),
     rssMb: () => statusMb(child, "VmRSS"),
     async stop() {
-      child.kill("SIGTERM");
-      await new Promise((resolve) => child.once("exit", resolve));
+      await Promise.all(
+        [child, ...workers].map(async (each) => {
+          each.kill("SIGTERM");
+          await new Promise((resolve) => each.once("exit", resolve));
+        }),
+      );
       await agent.close();
     },
   };

@@ -48,6 +48,7 @@ export function errorFromAnswer(
   status: number,
   body: unknown,
   text: string,
+  origin: string,
   retryAfterSeconds: number | undefined,
 ): SvcApiError {
   const envelope = errorEnvelope(body);
@@ -56,7 +57,7 @@ export function errorFromAnswer(
     const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text;
     return new SvcApiError(
       "bad_response",
-      `The API answered HTTP ${status} without an error body${excerpt === "" ? "" : `: ${excerpt}`}.`,
+      `The API at ${origin} answered HTTP ${status} without an error body${excerpt === "" ? "" : `: ${excerpt}`}.`,
       status,
       retry,
     );

@@ -25,7 +25,7 @@ export type { OperationId } from "../contract/operations.ts";
 
 type Input<K extends OperationId> = OperationInput<K>;
 type Out<K extends OperationId> = Promise<OperationOutput<K>>;
-type Body<K extends OperationId> = Input<K> extends { readonly body: infer B } ? B : never;
+type Body<K extends OperationId> = NonNullable<Input<K>["body"]>;
 type Query<K extends OperationId> = NonNullable<Input<K>["query"]>;
 /** A list's filters: its query without the cursor, which the iteration carries. */
 type Filters<K extends ListOperationId> = Omit<Query<K>, "cursor">;

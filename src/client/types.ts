@@ -8,8 +8,17 @@ import type { OperationId, operations } from "../contract/operations.ts";
 
 type Op<K extends OperationId> = (typeof operations)[K];
 
-/** A query member the API reads from digits may be given as a number. */
-type Loose<T> = { [M in keyof T]: T[M] extends string | undefined ? T[M] | number : T[M] };
+/**
+ * The query as the document types it: a member the API reads as digits (`limit`) is a number;
+ * the others are the text they are sent as.
+ */
+type WireQuery<S extends z.ZodType> = {
+  [M in keyof z.input<S>]: M extends keyof z.output<S>
+    ? NonNullable<z.output<S>[M]> extends number
+      ? Exclude<z.input<S>[M], string> | number
+      : z.input<S>[M]
+    : z.input<S>[M];
+};
 
 type ParamsOf<K extends OperationId> =
   Op<K> extends { readonly params: infer S extends z.ZodType }
@@ -17,11 +26,14 @@ type ParamsOf<K extends OperationId> =
     : { readonly params?: undefined };
 type QueryOf<K extends OperationId> =
   Op<K> extends { readonly query: infer S extends z.ZodType }
-    ? { readonly query?: Loose<z.input<S>> }
+    ? { readonly query?: WireQuery<S> }
     : { readonly query?: undefined };
+/** A body that may be `{}` may be left out: the API reads no body as `{}`. */
 type BodyOf<K extends OperationId> =
   Op<K> extends { readonly body: infer S extends z.ZodType }
-    ? { readonly body: z.input<S> }
+    ? object extends z.input<S>
+      ? { readonly body?: z.input<S> }
+      : { readonly body: z.input<S> }
     : { readonly body?: undefined };
 
 /** Per request: an Idempotency-Key, a signal to abort it. */

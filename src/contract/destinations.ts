@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { asSubscriptions, eventNamesProblem } from "../event-names.ts";
-import { EVENT_SUBSCRIPTIONS } from "../interfaces.ts";
+import { EVENT_SUBSCRIPTIONS, type EventSubscription } from "../interfaces.ts";
 import { isOperationalEventType } from "../operations/event-types.ts";
 import { isoTime, memberParams, pageOf, pageQuery } from "./common.ts";
 
@@ -9,6 +9,11 @@ import { isoTime, memberParams, pageOf, pageQuery } from "./common.ts";
 /** More names than any subscription needs: a longer list is refused before its elements are read. */
 export const MAX_EVENT_NAMES = 32;
 
+/**
+ * Typed, for what sends it (the client), as the document says: names from the list. The parser
+ * itself takes any array, so that a wrong name is `invalid_events` listing the names allowed
+ * rather than zod's generic message; hence the cast, which changes types only.
+ */
 export const eventNames = z
   .array(z.unknown())
   .max(MAX_EVENT_NAMES, { error: `events may list at most ${MAX_EVENT_NAMES} names` })
@@ -32,7 +37,7 @@ export const eventNames = z
       minItems: 1,
       maxItems: MAX_EVENT_NAMES,
     },
-  });
+  }) as unknown as z.ZodType<EventSubscription[], EventSubscription[]>;
 
 const urlMeta = {
   description:

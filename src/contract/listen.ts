@@ -140,12 +140,10 @@ function streamEvent<E extends string, D extends z.ZodType>(
   event: E,
   description: string,
   data: D,
-  id?: z.ZodType<string>,
 ) {
   return z
     .object({
       event: z.literal(event),
-      ...(id === undefined ? {} : { id }),
       data: data.meta({ description: "The event's `data:` line: JSON on one line." }),
     })
     .meta({ description });
@@ -159,12 +157,19 @@ function streamEvent<E extends string, D extends z.ZodType>(
 export const listenStreamEventSchema = z
   .discriminatedUnion("event", [
     streamEvent("ready", "First, once: the stream holds the session.", streamReadySchema),
-    streamEvent(
-      "notification",
-      "A delivery to forward: POST `body` with `headers` to the local receiver, then report the result with its `claim`.",
-      streamedNotificationSchema,
-      z.string().meta({ description: "The delivery's id, as `delivery_id`." }),
-    ),
+    // The one event with an `id:` line (its members in the order the stream writes them).
+    z
+      .object({
+        event: z.literal("notification"),
+        id: z.string().meta({ description: "The delivery's id, as `delivery_id`." }),
+        data: streamedNotificationSchema.meta({
+          description: "The event's `data:` line: JSON on one line.",
+        }),
+      })
+      .meta({
+        description:
+          "A delivery to forward: POST `body` with `headers` to the local receiver, then report the result with its `claim`.",
+      }),
     streamEvent(
       "replaced",
       "Last: another stream took the session; the server closes this one.",

@@ -110,7 +110,7 @@ export class ServiceMetrics implements DeliveryListener {
     const now = (): number => this.#sources.clock.now().getTime();
     new Gauge({
       name: "svc_deliveries_pending",
-      help: "Deliveries not yet ended (waiting, being attempted, or waiting for a retry), in the whole database.",
+      help: "Deliveries not yet ended (waiting, being attempted, or waiting for a retry), in the whole database; counted up to 100000, which it reads when there are more.",
       registers,
       async collect() {
         this.set((await read()).pending);

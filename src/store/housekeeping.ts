@@ -1,10 +1,15 @@
-import { deleteCountsBefore } from "./sql/count-attempts.ts";
-import { deleteAttemptsBefore, deleteEndedEventsBefore } from "./sql/deliveries.ts";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { adoptDeliveriesWithoutWorkspace } from "./sql/delivery-log.ts";
-import { deleteExpiredIdempotencyKeys } from "./sql/idempotency.ts";
 import { endListenSession, selectExpiredListenSessions } from "./sql/listen-sessions.ts";
 import { deleteEndedPortalSessions } from "./sql/portal-sessions.ts";
 import { deleteEndedSessions } from "./sql/sessions.ts";
+import {
+  deleteAttemptBatch,
+  deleteCountBatch,
+  deleteEndedEvents,
+  deleteIdempotencyKeyBatch,
+  selectEventWindow,
+} from "./sql/retention.ts";
 import { deleteEndedSignInWindows } from "./sql/sign-in-attempts.ts";
 import type { Clock } from "../interfaces.ts";
 import type { Database } from "./database.ts";
@@ -52,6 +57,34 @@ export interface Housekeeping {
 /** Listen sessions ended per transaction. */
 const expiryChunk = 100;
 
+/**
+ * Rows one retention batch removes, each batch its own transaction (decision 50): small
+ * enough that a batch holds SQLite's main thread for a few milliseconds (the budget of
+ * decision 36 is 50 ms), large enough that a pass of millions is not mostly round trips.
+ * Events go with their deliveries and attempts, about three to five rows each.
+ */
+export const retentionBatch = {
+  attempts: 1_000,
+  counters: 1_000,
+  idempotencyKeys: 1_000,
+  events: 250,
+};
+
+/**
+ * Runs `batch` until one removes less than `size` rows; returns how many it removed in all.
+ * Between batches it lets the event loop run (I/O, timers, the sender thread's results), so
+ * that deliveries and requests interleave with a pass of any length.
+ */
+async function inBatches(size: number, batch: () => Promise<number>): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const count = await batch();
+    removed += count;
+    if (count < size) return removed;
+    await nextTurn();
+  }
+}
+
 /** The Housekeeping over any `Database`: the SQL is in `./sql/`. */
 export class SqlHousekeeping extends SqlSlice implements Housekeeping {
   readonly #operations: SqlOperations;
@@ -62,16 +95,36 @@ export class SqlHousekeeping extends SqlSlice implements Housekeeping {
   }
 
   async pruneAttempts(before: Date): Promise<number> {
-    await deleteCountsBefore(this.db, before.getTime());
-    return deleteAttemptsBefore(this.db, before.getTime());
+    const { attempts, counters } = retentionBatch;
+    await inBatches(counters, () => deleteCountBatch(this.db, before.getTime(), counters));
+    return inBatches(attempts, () => deleteAttemptBatch(this.db, before.getTime(), attempts));
   }
 
-  pruneEvents(before: Date): Promise<number> {
-    return this.db.transaction((tx) => deleteEndedEventsBefore(tx, before.getTime()));
+  /**
+   * Walks the events in publishing order from the oldest, a window of `retentionBatch.events`
+   * at a time, up to the first one published at or after `before`; each window's ended
+   * events go in a transaction of their own. Events kept because a delivery is still pending
+   * are walked past, not revisited within the pass.
+   */
+  async pruneEvents(before: Date): Promise<number> {
+    let removed = 0;
+    let after = 0;
+    for (;;) {
+      const window = await selectEventWindow(this.db, {
+        after,
+        before: before.getTime(),
+        limit: retentionBatch.events,
+      });
+      removed += await deleteEndedEvents(this.db, window.expired);
+      if (window.done) return removed;
+      after = window.after;
+      await nextTurn();
+    }
   }
 
   purgeIdempotencyKeys(): Promise<number> {
-    return deleteExpiredIdempotencyKeys(this.db, this.now());
+    const size = retentionBatch.idempotencyKeys;
+    return inBatches(size, () => deleteIdempotencyKeyBatch(this.db, this.now(), size));
   }
 
   adoptOlderDeliveries(): Promise<number> {

@@ -1,4 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 
 /** A request the stub received. */
 export interface ReceivedRequest {
@@ -19,12 +25,15 @@ export interface StubApi {
   close(): Promise<void>;
 }
 
-export async function startStubApi(): Promise<StubApi> {
+/** `tls`: serve HTTPS with this certificate (test/support/tls.ts makes them). */
+export async function startStubApi(
+  options: { tls?: { cert: string; key: string } } = {},
+): Promise<StubApi> {
   const received: ReceivedRequest[] = [];
   let handler = (_request: ReceivedRequest, response: ServerResponse): void => {
     response.writeHead(500).end();
   };
-  const server = createServer((request, response) => {
+  const listener = (request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
@@ -37,12 +46,14 @@ export async function startStubApi(): Promise<StubApi> {
       received.push(entry);
       handler(entry, response);
     });
-  });
+  };
+  const server =
+    options.tls === undefined ? createServer(listener) : createHttpsServer(options.tls, listener);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
   if (address === null || typeof address !== "object") throw new Error("stub did not listen");
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: `${options.tls === undefined ? "http" : "https"}://127.0.0.1:${address.port}`,
     received,
     answer(next) {
       handler = next;

@@ -1,11 +1,9 @@
 import type { z } from "zod";
 import { signedInSchema, whoAmISchema } from "../../contract/auth.ts";
 import { parseBody } from "./api-paths.ts";
-import { prepareRequest, sendRequest, type ApiRequest, type RequestTiming } from "./http.ts";
+import { cliTransport, sendPrepared, type ApiRequest, type RequestTiming } from "./http.ts";
 
 /** The requests of `svc auth`, and the answers they expect: `/v1/auth/…`. */
-
-const AUTH_TIMEOUT_MS = 30_000;
 
 export type SignedIn = z.infer<typeof signedInSchema>;
 export type WhoAmI = z.infer<typeof whoAmISchema>;
@@ -16,10 +14,8 @@ async function send(
   request: ApiRequest,
   onTiming?: (timing: RequestTiming) => void,
 ) {
-  return sendRequest(prepareRequest(base, token, request), {
-    timeoutMs: AUTH_TIMEOUT_MS,
-    ...(onTiming === undefined ? {} : { onTiming }),
-  });
+  const transport = cliTransport({ base, token, onTiming });
+  return sendPrepared(transport, transport.prepare(request));
 }
 
 /** `POST /v1/auth/sessions`: a new session for an e-mail address and password. */

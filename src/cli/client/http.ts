@@ -1,32 +1,23 @@
 import diagnostics from "node:diagnostics_channel";
 import { performance } from "node:perf_hooks";
 import { AppError } from "../../errors.ts";
-import { errorCodes } from "../../lib/error-codes.ts";
-import { retryAfterMs } from "../../client/retry.ts";
+import { SvcApiError } from "../../client/errors.ts";
+import {
+  parseAnswer,
+  Transport,
+  type PreparedRequest,
+  type RetryPolicy,
+} from "../../client/transport.ts";
 import { VERSION } from "../../version.ts";
-import { ApiError, errorFromResponse } from "./api-error.ts";
+import { ApiError } from "./api-error.ts";
 
-export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
+/**
+ * The command line's side of the one request core (src/client/transport.ts, decision 46): its
+ * retry policy, `--timing` from fetch's diagnostics, and the core's errors as the CLI's
+ * (`AppError`s, whose codes give the exit status), with what to check on this machine.
+ */
 
-/** A request to the API, before it is given a base URL and credentials. */
-export interface ApiRequest {
-  readonly method: HttpMethod;
-  /** Relative to the API's base URL, without a leading slash: `v1/workspaces/ws_1/webhooks`. */
-  readonly path: string;
-  readonly query?: Readonly<Record<string, string>>;
-  /** Sent as JSON. */
-  readonly body?: unknown;
-  /** Headers of this request alone, such as Idempotency-Key. */
-  readonly headers?: Readonly<Record<string, string>>;
-}
-
-/** The request exactly as it goes on the wire; `--dry-run` shows this, redacted. */
-export interface PreparedRequest {
-  readonly method: HttpMethod;
-  readonly url: URL;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: string | null;
-}
+export type { ApiRequest, HttpMethod, PreparedRequest } from "../../client/transport.ts";
 
 export interface ApiResponse {
   readonly status: number;
@@ -42,7 +33,7 @@ export interface ApiResponse {
  * svc's own start-up (loading fetch, on the first request).
  */
 export interface RequestTiming {
-  readonly method: HttpMethod;
+  readonly method: PreparedRequest["method"];
   readonly url: URL;
   /** Null when no answer came. */
   readonly status: number | null;
@@ -54,6 +45,22 @@ export interface RequestTiming {
   /** svc's own time before the request went out (loading fetch, preparing it). */
   readonly setupMs: number;
 }
+
+/** The whole exchange, connection to last byte; the API answers in milliseconds. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * A command's retries: only what is worth another try at once, with its Idempotency-Key (so a
+ * retry replays): an answer lost after the connection was made, and `idempotency_in_progress`
+ * (the first try still running), up to 10 s of `Retry-After`. A 429 or 503 is reported at once
+ * with its `retry_after`: a person or a script decides whether to wait.
+ */
+export const cliRetryPolicy: RetryPolicy = {
+  maxAttempts: 4,
+  retryStatuses: [],
+  backoffMs: [250, 1000, 2000],
+  maxRetryDelayMs: 10_000,
+};
 
 /**
  * When the request in flight reached each step, from fetch's diagnostics channels (undici's):
@@ -82,99 +89,17 @@ function watchRequestSteps() {
   };
 }
 
-export interface SendOptions {
-  readonly timeoutMs: number;
-  readonly onTiming?: (timing: RequestTiming) => void;
-}
-
-/** `token` null: a request without credentials (signing in). */
-export function prepareRequest(
-  base: URL,
-  token: string | null,
-  request: ApiRequest,
-): PreparedRequest {
-  const url = new URL(request.path, base);
-  for (const [name, value] of Object.entries(request.query ?? {})) {
-    url.searchParams.set(name, value);
-  }
-  const headers: Record<string, string> = {
-    Accept: "application/json",
-    ...(token === null ? {} : { Authorization: `Bearer ${token}` }),
-    "User-Agent": `svc/${VERSION}`,
-  };
-  if (request.body !== undefined) headers["Content-Type"] = "application/json";
-  Object.assign(headers, request.headers);
-  const body = request.body === undefined ? null : JSON.stringify(request.body);
-  return { method: request.method, url, headers, body };
-}
-
-/** The API's address for messages: what SERVICE_API_URL points at. */
-function apiAddress(url: URL): string {
-  return url.origin;
-}
-
-function unreachable(request: PreparedRequest, error: unknown, timeoutMs: number): AppError {
-  const address = apiAddress(request.url);
-  if (error instanceof Error && error.name === "TimeoutError") {
-    return new AppError(
-      "api_unreachable",
-      `The API at ${address} did not answer within ${timeoutMs / 1000} s. Is the server running, and is SERVICE_API_URL right?`,
-      { cause: error },
-    );
-  }
-  const cause = error instanceof Error ? (error.cause ?? error) : error;
-  const reason =
-    errorCodes(error).at(-1) ?? (cause instanceof Error ? cause.message : String(cause));
-  return new AppError(
-    "api_unreachable",
-    `Could not reach the API at ${address} (${reason}). Is the server running, and is SERVICE_API_URL right?`,
-    { cause: error },
-  );
-}
-
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  if (text === "") return { ok: true, value: null };
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return { ok: false };
-  }
-}
-
-/**
- * Sends one request with Node's fetch. Every outcome other than a 2xx JSON answer is an
- * AppError: a network failure or time-out names the API's address (`api_unreachable`), an
- * error body keeps the API's code and message, and a redirect is refused rather than followed
- * (the API never redirects; following one would carry the credentials elsewhere).
- */
-export async function sendRequest(
-  request: PreparedRequest,
-  options: SendOptions,
-): Promise<ApiResponse> {
-  const started = performance.now();
-  const steps = options.onTiming === undefined ? null : watchRequestSteps();
-  let status: number | null = null;
-  try {
-    const response = await fetch(request.url, {
-      method: request.method,
-      headers: request.headers,
-      body: request.body,
-      redirect: "manual",
-      signal: AbortSignal.timeout(options.timeoutMs),
-    });
-    status = response.status;
-    const text = await response.text();
-    return interpret(request, response, text);
-  } catch (error) {
-    if (error instanceof AppError) throw error;
-    throw unreachable(request, error, options.timeoutMs);
-  } finally {
-    const ended = performance.now();
-    if (steps !== null) {
+/** The core's hook on each try, reporting its timing. */
+function timingOf(onTiming: (timing: RequestTiming) => void) {
+  return (request: PreparedRequest) => {
+    const started = performance.now();
+    const steps = watchRequestSteps();
+    return (status: number | null) => {
+      const ended = performance.now();
       steps.stop();
       const { connecting, connected, sent, headers } = steps.seen;
       const out = connecting ?? sent ?? started;
-      options.onTiming?.({
+      onTiming({
         method: request.method,
         url: request.url,
         status,
@@ -184,39 +109,85 @@ export async function sendRequest(
         totalMs: ended - out,
         setupMs: out - started,
       });
-    }
-  }
+    };
+  };
 }
 
-function interpret(request: PreparedRequest, response: Response, text: string): ApiResponse {
-  const address = apiAddress(request.url);
-  const parsed = parseJson(text);
-  if (response.status >= 300 && response.status < 400) {
-    const location = response.headers.get("location") ?? "elsewhere";
-    throw new ApiError(
-      "bad_response",
-      `The API at ${address} answered with a redirect (HTTP ${response.status}) to ${location}; svc does not follow redirects. Set SERVICE_API_URL to the API's own address.`,
-      response.status,
-    );
+/**
+ * The core's error as the CLI reports it: the API's code and status kept (exit statuses come
+ * from the code), and what to check here when the fault may be SERVICE_API_URL.
+ */
+export function cliError(error: unknown): unknown {
+  if (!(error instanceof SvcApiError)) return error;
+  if (error.status === 0) {
+    const hint =
+      error.code === "api_unreachable"
+        ? " Is the server running, and is SERVICE_API_URL right?"
+        : "";
+    return new AppError(error.code, `${error.message}${hint}`, { cause: error });
   }
-  if (!response.ok) {
-    const error = errorFromResponse(
-      response.status,
-      parsed.ok ? parsed.value : null,
-      text,
-      address,
-    );
-    const retryAfter = retryAfterMs(response.headers.get("retry-after"));
-    if (error instanceof ApiError && retryAfter !== null)
-      error.retryAfterSeconds = retryAfter / 1000;
-    throw error;
+  const redirect = error.status >= 300 && error.status < 400;
+  const hint =
+    error.code !== "bad_response"
+      ? ""
+      : redirect
+        ? " Set SERVICE_API_URL to the API's own address."
+        : " Is SERVICE_API_URL the svc API?";
+  const cli = new ApiError(error.code, `${error.message}${hint}`, error.status, error.param);
+  cli.retryAfterSeconds = error.retryAfterSeconds;
+  return cli;
+}
+
+export interface CliTransportOptions {
+  readonly base: URL;
+  /** Null: a request without credentials (signing in). */
+  readonly token: string | null;
+  readonly onTiming?: ((timing: RequestTiming) => void) | undefined;
+  /** Hears of each retry (the CLI's error), before its wait. */
+  readonly onRetry?: (error: AppError, delayMs: number, nextAttempt: number) => void;
+}
+
+/** The core as svc's commands use it: their policy, their User-Agent, their hooks. */
+export function cliTransport(options: CliTransportOptions): Transport {
+  const { onTiming, onRetry } = options;
+  return new Transport({
+    baseUrl: options.base,
+    token: options.token,
+    userAgent: `svc/${VERSION}`,
+    timeoutMs: REQUEST_TIMEOUT_MS,
+    retry: cliRetryPolicy,
+    ...(onTiming === undefined ? {} : { onAttempt: timingOf(onTiming) }),
+    ...(onRetry === undefined
+      ? {}
+      : {
+          onRetry: (error, delayMs, nextAttempt) => {
+            onRetry(cliError(error) as AppError, delayMs, nextAttempt);
+          },
+        }),
+  });
+}
+
+/** Sending again is safe for a read, and for a change that carries an Idempotency-Key. */
+function repeatable(request: PreparedRequest): boolean {
+  return request.method === "GET" || request.headers["Idempotency-Key"] !== undefined;
+}
+
+/**
+ * Sends a prepared request: its 2xx answer as text and JSON, or the failure as the CLI's
+ * error (a redirect is refused, not followed: the credentials would go with it).
+ */
+export async function sendPrepared(
+  transport: Transport,
+  request: PreparedRequest,
+): Promise<ApiResponse> {
+  try {
+    const answer = await transport.send(request, { repeatable: repeatable(request) });
+    return {
+      status: answer.status,
+      text: answer.text,
+      body: parseAnswer(answer, request.url.origin),
+    };
+  } catch (error) {
+    throw cliError(error);
   }
-  if (!parsed.ok) {
-    throw new ApiError(
-      "bad_response",
-      `The API at ${address} answered HTTP ${response.status} with a body that is not JSON. Is SERVICE_API_URL the svc API?`,
-      response.status,
-    );
-  }
-  return { status: response.status, text, body: parsed.value };
 }

@@ -6,24 +6,24 @@ import { resolveApiUrl } from "./api-url.ts";
 import { whoAmI } from "./auth-api.ts";
 import { resolveCredentials, type Credentials } from "./credentials.ts";
 import { printable } from "../render/printable.ts";
-import { MAX_ATTEMPTS, sendWithRetries } from "./retry.ts";
 import {
-  prepareRequest,
-  sendRequest,
+  cliError,
+  cliRetryPolicy,
+  cliTransport,
+  sendPrepared,
   type ApiRequest,
   type ApiResponse,
   type PreparedRequest,
   type RequestTiming,
 } from "./http.ts";
 
-/** The whole exchange, connection to last byte; the API answers in milliseconds. */
-export const REQUEST_TIMEOUT_MS = 30_000;
-
-/** The API as one command sees it: where and as whom. */
+/** The API as one command sees it: where and as whom, through the one request core. */
 export interface ApiClient {
   /** The request as it would be sent (for `--dry-run`). */
   prepare(request: ApiRequest): PreparedRequest;
   send(request: ApiRequest): Promise<ApiResponse>;
+  /** A stream's 2xx Response, its body unread; never tried twice (the caller reconnects). */
+  open(request: ApiRequest, signal: AbortSignal): Promise<Response>;
 }
 
 /** The API as a workspace's command sees it: also in which workspace. */
@@ -89,27 +89,28 @@ function clientOf(
   onTiming: ((timing: RequestTiming) => void) | undefined,
   io: CliIo,
 ): ApiClient {
-  const sendOnce = (prepared: PreparedRequest): Promise<ApiResponse> =>
-    sendRequest(prepared, {
-      timeoutMs: REQUEST_TIMEOUT_MS,
-      ...(onTiming === undefined ? {} : { onTiming }),
-    });
-  return {
-    prepare: (request) => prepareRequest(base, token, request),
-    send: (request) => {
-      const prepared = prepareRequest(base, token, request);
-      // Sending again is safe for a read, and for a change that carries an Idempotency-Key.
-      const repeatable =
-        request.method === "GET" || request.headers?.["Idempotency-Key"] !== undefined;
-      if (!repeatable) return sendOnce(prepared);
-      return sendWithRetries(
-        () => sendOnce(prepared),
-        (error, delayMs, nextAttempt) => {
-          io.stderr.write(
-            `note: ${printable(error.message.split(". ")[0] ?? error.code)}; sending the same request again in ${delayMs} ms (try ${nextAttempt} of ${MAX_ATTEMPTS})\n`,
-          );
-        },
+  const transport = cliTransport({
+    base,
+    token,
+    onTiming,
+    onRetry: (error, delayMs, nextAttempt) => {
+      io.stderr.write(
+        `note: ${printable(error.message.split(". ")[0] ?? error.code)}; sending the same request again in ${delayMs} ms (try ${nextAttempt} of ${cliRetryPolicy.maxAttempts})\n`,
       );
+    },
+  });
+  return {
+    prepare: (request) => transport.prepare(request),
+    send: (request) => sendPrepared(transport, transport.prepare(request)),
+    open: async (request, signal) => {
+      try {
+        return await transport.open(transport.prepare(request, "text/event-stream"), {
+          repeatable: false,
+          signal,
+        });
+      } catch (error) {
+        throw cliError(error);
+      }
     },
   };
 }

@@ -290,7 +290,7 @@ async function forwardUntilStopped(
       let ending: StreamEnd;
       try {
         ending = await readStream(
-          session.prepare({ method: "GET", path: streamPath }),
+          (streamSignal) => session.open({ method: "GET", path: streamPath }, streamSignal),
           (event) => {
             if (event.event === "ready") {
               heedLease(streamReadySchema.parse(JSON.parse(event.data)).lease_ms);

@@ -1,7 +1,6 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import type { AppError } from "../../errors.ts";
-import { errorFromResponse } from "../client/api-error.ts";
-import type { PreparedRequest } from "../client/http.ts";
+import { AppError } from "../../errors.ts";
+import { ApiError } from "../client/api-error.ts";
 
 /** How a stream ended, when it did not fail. */
 export type StreamEnd = "replaced" | "ended" | "shutdown" | "closed" | "interrupted";
@@ -25,11 +24,13 @@ const heartbeatsMissed = 3;
 
 /**
  * Reads one listen stream (server-sent events) until it ends, calling `onEvent` for each
- * event. Resolves with how it ended; rejects with a `StreamFailure` when the connection
- * failed, the server refused it, or it went silent for three heartbeats.
+ * event. `open` asks the API for it through the request core (credentials, headers, the
+ * error an answer carries: src/client/transport.ts); this reads it. Resolves with how it
+ * ended; rejects with a `StreamFailure` when the connection failed, the server refused it, or
+ * it went silent for three heartbeats.
  */
 export async function readStream(
-  request: PreparedRequest,
+  open: (signal: AbortSignal) => Promise<Response>,
   onEvent: (event: EventSourceMessage) => void,
   interrupt: AbortSignal,
 ): Promise<StreamEnd> {
@@ -67,26 +68,15 @@ export async function readStream(
     heard();
     let response: Response;
     try {
-      response = await fetch(request.url, {
-        headers: { ...request.headers, Accept: "text/event-stream" },
-        redirect: "manual",
-        signal: controller.signal,
-      });
+      response = await open(controller.signal);
     } catch (error) {
       if (isAborted(interrupt)) return "interrupted";
-      throw new StreamFailure(state.silent ? "no answer" : reasonOf(error), { retry: true });
-    }
-    if (response.status !== 200) {
-      const text = await response.text().catch(() => "");
-      let body: unknown = null;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // Not JSON: errorFromResponse says so.
+      if (error instanceof ApiError) {
+        // The server stopping or overloaded may be back soon; a refusal will not change.
+        throw new StreamFailure(error.message, { retry: error.status >= 500, error });
       }
-      const error = errorFromResponse(response.status, body, text, request.url.origin);
-      // The server stopping or overloaded may be back soon; a refusal will not change.
-      throw new StreamFailure(error.message, { retry: response.status >= 500, error });
+      const reason = error instanceof AppError ? noAnswerReason(error) : reasonOf(error);
+      throw new StreamFailure(state.silent ? "no answer" : reason, { retry: true });
     }
     if (response.body === null) throw new StreamFailure("an empty answer", { retry: true });
     const decoder = new TextDecoder();
@@ -116,6 +106,13 @@ export async function readStream(
 /** Read afresh each time: the compiler would take one read of `aborted` for all. */
 function isAborted(signal: AbortSignal): boolean {
   return signal.aborted;
+}
+
+/** Why the core's `api_unreachable` had no answer: the system's word (ECONNREFUSED) or its time-out. */
+function noAnswerReason(error: AppError): string {
+  // The CLI's error wraps the core's, which wraps what fetch threw.
+  const fetchError = error.cause instanceof Error ? error.cause.cause : undefined;
+  return fetchError instanceof DOMException ? "no answer" : reasonOf(fetchError ?? error);
 }
 
 function reasonOf(error: unknown): string {

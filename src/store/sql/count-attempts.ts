@@ -1,5 +1,3 @@
-import type { SqlExecutor } from "../database.ts";
-
 /**
  * The hourly counters the delivery statistics read (decision 36), kept in the statement (or
  * transaction) that records the attempts: one upsert per batch, one row per workspace,
@@ -80,14 +78,4 @@ export function countAttemptsSql(source: string): string {
        last_success_at = ${later("h.last_success_at", "excluded.last_success_at")},
        last_failure_at = ${later("h.last_failure_at", "excluded.last_failure_at")},
        failing_since = ${mergedFailingSince()}`;
-}
-
-/**
- * Deletes the counters of the hours that ended by `before`, as the attempts of that time go
- * (`attemptRetention`), through `delivery_stats_hourly_by_hour`.
- */
-export function deleteCountsBefore(db: SqlExecutor, before: number): Promise<number> {
-  return db.execute("DELETE FROM delivery_stats_hourly WHERE hour_start <= $1", [
-    before - statsHourMs,
-  ]);
 }

@@ -103,7 +103,3 @@ export async function releaseIdempotencyKey(
     [workspaceId, key],
   );
 }
-
-export async function deleteExpiredIdempotencyKeys(db: SqlExecutor, now: number): Promise<number> {
-  return db.execute("DELETE FROM idempotency_keys WHERE expires_at <= $1", [now]);
-}

@@ -1,0 +1,367 @@
+/**
+ * `npm run bench:volume -- [--rows 10000000] [--expired 100000] [--deliveries 20000]
+ * [--warmup 5000] [--requests 300] [--sqlite-only | --postgres-only] [--keep]`: whether the service
+ * stays flat as its tables grow (issue 32, decision 50). For each engine, back to back, a
+ * database with no history and one with `--rows` deliveries of history, each measured the
+ * same way through a running `svc server`:
+ * - delivery throughput and publish p99 (`measureThroughput`: 32 publishers, every delivery
+ *   received at a loopback HTTPS receiver), with the server's CPU and PostgreSQL backends' CPU
+ *   per delivery;
+ * - a delivery-log page's p50/p99: the destination's first page of 100, a page of 100 fifty
+ *   pages deep, the workspace's first page of events;
+ * - a retention pass (`pruneAttempts` and `pruneEvents` as the hourly maintenance runs them)
+ *   over the same `--expired` deliveries past retention in both databases: its time, and the
+ *   longest the pass held the process's main thread (on SQLite the statements run there).
+ *
+ * The history is written by the engine itself (generate_series on PostgreSQL, a recursive CTE
+ * on SQLite), in transactions of `chunk` events: half as many events as deliveries (each event
+ * to two destinations, one the bench's receiver), spread over the 29 days before the last
+ * hour; 2% failed after 3 attempts, 0.1% pending a retry due in 6 hours, the rest delivered at
+ * the first; one attempt row per attempt. The expired deliveries are the same mix, all ended,
+ * 31 to 35 days old. PostgreSQL's is vacuumed and analysed after the fill, as autovacuum would.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir, loadavg } from "node:os";
+import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { systemClock } from "../src/interfaces.ts";
+import type { Database } from "../src/store/database.ts";
+import { openDatabase, openStore } from "../src/store/open-store.ts";
+import { createTestCa } from "../test/support/tls.ts";
+import { measureThroughput, register } from "./measure.ts";
+import { databaseOf, postgresCpuMs, postgresDatabase, startStatementCounts } from "./postgres.ts";
+import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
+import { startBenchService, type BenchService } from "./service.ts";
+import { argument, cpuMs, percentile, progress, round } from "./stats.ts";
+
+const rows = Number(argument("--rows") ?? 10_000_000);
+const expired = Number(argument("--expired") ?? 100_000);
+const deliveries = Number(argument("--deliveries") ?? 20_000);
+const warmup = Number(argument("--warmup") ?? 5_000);
+const requests = Number(argument("--requests") ?? 300);
+/** Keeps the full database for inspection (its location goes to stderr) instead of dropping it. */
+const keep = process.argv.includes("--keep");
+/**
+ * Events per fill transaction (twice as many deliveries). The server runs on the same
+ * database meanwhile: on SQLite a larger transaction held the write lock (and grew the WAL
+ * its checkpointer copies) long enough, on a loaded machine, for a write of the server's to
+ * outwait its 5 s busy timeout.
+ */
+const chunk = 20_000;
+const dayMs = 86_400_000;
+const retentionMs = 30 * dayMs;
+
+interface Figures {
+  deliveries_per_s: number;
+  publish_p99_ms: number;
+  server_us_per_delivery: number;
+  postgres_us_per_delivery: number;
+  log_first_page_p50_ms: number;
+  log_first_page_p99_ms: number;
+  log_deep_page_p50_ms: number;
+  log_deep_page_p99_ms: number;
+  events_page_p50_ms: number;
+  events_page_p99_ms: number;
+  retention_pass_ms: number;
+  retention_rows: number;
+  retention_longest_hold_ms: number;
+  retention_longest_cpu_hold_ms: number;
+  load_average: number;
+}
+
+/**
+ * Events `from`…`to` of the history and their deliveries to `destinations` (two), published
+ * `stepMs` apart from `start` (event `from` at `start`), with their attempts.
+ */
+async function fillChunk(
+  db: Database,
+  ids: { workspace: string; destinations: readonly [string, string] },
+  range: { from: number; to: number; start: number; stepMs: number; pendingDueAt: number | null },
+): Promise<void> {
+  const numbers =
+    db.dialect === "sqlite"
+      ? "WITH RECURSIVE n(i) AS (SELECT $1 UNION ALL SELECT i + 1 FROM n WHERE i < $2)"
+      : "WITH n(i) AS (SELECT generate_series(CAST($1 AS BIGINT), CAST($2 AS BIGINT)))";
+  const hex = (expression: string, width: number): string =>
+    db.dialect === "sqlite"
+      ? `printf('%0${width}x', ${expression})`
+      : `lpad(to_hex(${expression}), ${width}, '0')`;
+  const time = `(CAST($3 AS BIGINT) + (i - $1) * $4)`;
+  const eventId = `'evt_' || ${hex(time, 12)} || ${hex("i", 16)}`;
+  const body = `'{"id":"' || ${eventId} || '","type":"job.completed","api_version":"2026-11-01","data":{"object":{"id":"volume"}}}'`;
+  const pending = range.pendingDueAt === null ? "" : `WHEN i % 1000 = 7 THEN 'pending'`;
+  const params = [range.from, range.to, range.start, range.stepMs];
+  await db.transaction(async (tx) => {
+    const [first] = await tx.query<{ seq: number | string | null }>(
+      "SELECT MAX(seq) AS seq FROM deliveries",
+    );
+    const after = Number(first?.seq ?? 0);
+    await tx.execute(
+      `${numbers} INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
+       SELECT ${eventId}, $5, 'job.completed', ${body}, '2026-11-01', ${time} FROM n`,
+      [...params, ids.workspace],
+    );
+    await tx.execute(
+      `${numbers}, s(i, status) AS (
+         SELECT i, CASE WHEN i % 50 = 0 THEN 'failed' ${pending} ELSE 'delivered' END FROM n)
+       INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
+         attempts, next_attempt_at, last_attempt_at, last_status_code, last_error,
+         failure_reason, created_at, updated_at)
+       SELECT ${eventId}, dst.id, $5, 'job.completed', s.status,
+         CASE s.status WHEN 'failed' THEN 3 ELSE 1 END,
+         CASE s.status WHEN 'pending' THEN CAST($8 AS BIGINT) END,
+         ${time} + CASE s.status WHEN 'failed' THEN 120000 ELSE 0 END,
+         CASE s.status WHEN 'delivered' THEN 200 ELSE 503 END,
+         CASE s.status WHEN 'delivered' THEN NULL ELSE 'the receiver answered 503' END,
+         CASE s.status WHEN 'failed' THEN 'retries_exhausted' END,
+         ${time}, ${time}
+       FROM s CROSS JOIN (SELECT CAST($6 AS TEXT) AS id UNION ALL SELECT CAST($7 AS TEXT)) dst`,
+      [...params, ids.workspace, ...ids.destinations, range.pendingDueAt],
+    );
+    await tx.execute(
+      `INSERT INTO delivery_attempts (delivery_seq, attempt, started_at, duration_ms,
+         status_code, error_class)
+       SELECT d.seq, k.k, d.created_at + (k.k - 1) * 60000, 40,
+         CASE WHEN d.status = 'delivered' THEN 200 ELSE 503 END,
+         CASE WHEN d.status = 'delivered' THEN NULL ELSE 'http_status' END
+       FROM deliveries d JOIN (SELECT 1 AS k UNION ALL SELECT 2 UNION ALL SELECT 3) k
+         ON k.k <= d.attempts
+       WHERE d.seq > $1`,
+      [after],
+    );
+  });
+}
+
+/** The history: `kept` deliveries and `expired` past retention, written in chunks. */
+async function fillHistory(
+  location: string,
+  ids: { workspace: string; destinations: readonly [string, string] },
+  kept: number,
+  now: number,
+): Promise<void> {
+  const db = openDatabase(location);
+  try {
+    const fill = async (
+      events: number,
+      firstIndex: number,
+      span: { start: number; end: number },
+      pendingDueAt: number | null,
+    ): Promise<void> => {
+      if (events === 0) return;
+      const stepMs = Math.max(1, Math.floor((span.end - span.start) / events));
+      for (let from = firstIndex; from < firstIndex + events; from += chunk) {
+        const to = Math.min(firstIndex + events - 1, from + chunk - 1);
+        const start = span.start + (from - firstIndex) * stepMs;
+        await fillChunk(db, ids, { from, to, start, stepMs, pendingDueAt });
+        const done = (to - firstIndex + 1) * 2;
+        if (done % 1_000_000 === 0 || to === firstIndex + events - 1) {
+          progress(`  ${done} of ${events * 2} deliveries`);
+        }
+      }
+    };
+    await fill(expired / 2, 1, { start: now - 35 * dayMs, end: now - 31 * dayMs }, null);
+    await fill(
+      kept / 2,
+      1 + expired / 2,
+      { start: now - 29 * dayMs, end: now - 3_600_000 },
+      now + 6 * 3_600_000,
+    );
+    if (db.dialect === "postgres") {
+      progress("  VACUUM ANALYZE");
+      await db.execute("VACUUM ANALYZE");
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+/** p50 and p99 of `count` sequential requests of `path`, in ms. */
+async function timeRequests(
+  service: BenchService,
+  path: string,
+): Promise<{ p50: number; p99: number }> {
+  const times: number[] = [];
+  for (let index = 0; index < requests; index += 1) {
+    const started = performance.now();
+    const response = await service.call("GET", path);
+    times.push(performance.now() - started);
+    if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}`);
+  }
+  return { p50: round(percentile(times, 50), 2), p99: round(percentile(times, 99), 2) };
+}
+
+/**
+ * One retention pass as the maintenance runs it, from this process: its time, what it
+ * removed, and the longest the main thread was held meanwhile, two ways: the event loop's
+ * longest delay (1 ms resolution), which on a loaded machine includes waiting for a CPU, and
+ * the most CPU time the process spent between two ticks of a 1 ms timer, which does not.
+ */
+async function retentionPass(
+  location: string,
+  now: number,
+): Promise<{ ms: number; rows: number; longestHoldMs: number; longestCpuHoldMs: number }> {
+  const store = await openStore(location, systemClock);
+  try {
+    const cutoff = new Date(now - retentionMs);
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    let last = process.cpuUsage();
+    let longestCpuUs = 0;
+    const ticker = setInterval(() => {
+      const used = process.cpuUsage(last);
+      longestCpuUs = Math.max(longestCpuUs, used.user + used.system);
+      last = process.cpuUsage();
+    }, 1);
+    delay.enable();
+    const started = performance.now();
+    const attempts = await store.housekeeping.pruneAttempts(cutoff);
+    const events = await store.housekeeping.pruneEvents(cutoff);
+    const ms = performance.now() - started;
+    delay.disable();
+    clearInterval(ticker);
+    return {
+      ms: round(ms, 0),
+      rows: attempts + events,
+      longestHoldMs: round(delay.max / 1e6, 1),
+      longestCpuHoldMs: round(longestCpuUs / 1000, 1),
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+async function measureState(
+  engine: "sqlite" | "postgres",
+  historyRows: number,
+  receiver: BenchReceiver,
+  caCertPath: string,
+  dir: string,
+): Promise<Figures> {
+  const pg = engine === "postgres" ? postgresDatabase() : null;
+  if (pg !== null && "skipped" in pg) throw new Error(`PostgreSQL: ${pg.skipped}`);
+  const runDir = await mkdtemp(join(dir, `${engine}-`));
+  const service = await startBenchService({
+    dir: runDir,
+    caCertPath,
+    extraEnv: { SVC_DELIVERY_CONCURRENCY: "256" },
+    ...(pg === null ? {} : { database: pg.url }),
+  });
+  const location = pg === null ? join(runDir, "data", "svc.db") : pg.url;
+  try {
+    const destination = await register(service, `${receiver.url}/volume`, ["job.completed"]);
+    const other = await register(service, `${receiver.url}/other`, ["job.failed"]);
+    const now = Date.now();
+    progress(`${engine}: filling ${historyRows} deliveries of history, ${expired} expired`);
+    const ids = { workspace: service.workspaceId, destinations: [destination, other] as const };
+    await fillHistory(location, ids, historyRows, now);
+    progress(`${engine}: ${warmup} deliveries to warm up, then ${deliveries} measured`);
+    await measureThroughput(service, receiver, warmup);
+    const pid = service.process.pid ?? 0;
+    const before = {
+      server: await cpuMs(`/proc/${pid}/stat`),
+      postgres: pg === null ? 0 : await postgresCpuMs(databaseOf(pg.url)),
+    };
+    const statements = pg === null ? null : await startStatementCounts(pg.url);
+    const throughput = await measureThroughput(service, receiver, deliveries);
+    if (statements !== null) progress(await statements.report(deliveries));
+    const perDelivery = (ms: number): number => round((ms * 1000) / deliveries, 0);
+    const serverUs = perDelivery((await cpuMs(`/proc/${pid}/stat`)) - before.server);
+    const postgresUs =
+      pg === null ? 0 : perDelivery((await postgresCpuMs(databaseOf(pg.url))) - before.postgres);
+    progress(`${engine}: log pages, ${requests} requests each`);
+    const list = `/deliveries?destination=${destination}&limit=100`;
+    let deep: string | null = null;
+    for (let page = 0; page < 50; page += 1) {
+      const response = await service.call(
+        "GET",
+        `${list}${deep === null ? "" : `&cursor=${deep}`}`,
+      );
+      deep = (response.body as { next_cursor: string | null }).next_cursor;
+    }
+    const first = await timeRequests(service, list);
+    const deepPage = await timeRequests(service, `${list}&cursor=${deep ?? ""}`);
+    const eventsPage = await timeRequests(service, "/events?limit=100");
+    progress(`${engine}: a retention pass`);
+    const pass = await retentionPass(location, now);
+    return {
+      deliveries_per_s: throughput.deliveries_per_s,
+      publish_p99_ms: throughput.publish_p99_ms,
+      server_us_per_delivery: serverUs,
+      postgres_us_per_delivery: postgresUs,
+      log_first_page_p50_ms: first.p50,
+      log_first_page_p99_ms: first.p99,
+      log_deep_page_p50_ms: deepPage.p50,
+      log_deep_page_p99_ms: deepPage.p99,
+      events_page_p50_ms: eventsPage.p50,
+      events_page_p99_ms: eventsPage.p99,
+      retention_pass_ms: pass.ms,
+      retention_rows: pass.rows,
+      retention_longest_hold_ms: pass.longestHoldMs,
+      retention_longest_cpu_hold_ms: pass.longestCpuHoldMs,
+      load_average: round(loadavg()[0] ?? 0, 1),
+    };
+  } finally {
+    await service.stop();
+    if (keep && historyRows > 0) {
+      progress(`${engine}: kept ${location}`);
+    } else {
+      if (pg !== null) pg.drop();
+      await rm(runDir, { recursive: true, force: true });
+    }
+  }
+}
+
+const metrics: readonly (keyof Figures)[] = [
+  "deliveries_per_s",
+  "publish_p99_ms",
+  "server_us_per_delivery",
+  "postgres_us_per_delivery",
+  "log_first_page_p50_ms",
+  "log_first_page_p99_ms",
+  "log_deep_page_p50_ms",
+  "log_deep_page_p99_ms",
+  "events_page_p50_ms",
+  "events_page_p99_ms",
+  "retention_pass_ms",
+  "retention_rows",
+  "retention_longest_hold_ms",
+  "retention_longest_cpu_hold_ms",
+  "load_average",
+];
+
+function table(engine: string, empty: Figures, full: Figures): string {
+  const lines = [
+    `${engine}: empty vs ${rows.toLocaleString("en")} deliveries of history`,
+    `| | empty | full | change |`,
+    `|---|---|---|---|`,
+  ];
+  for (const metric of metrics) {
+    const change =
+      empty[metric] === 0 ? "" : `${round((100 * full[metric]) / empty[metric] - 100, 0)}%`;
+    lines.push(`| ${metric} | ${empty[metric]} | ${full[metric]} | ${change} |`);
+  }
+  return lines.join("\n");
+}
+
+async function main(): Promise<void> {
+  const engines = (["sqlite", "postgres"] as const).filter(
+    (engine) => !process.argv.includes(engine === "sqlite" ? "--postgres-only" : "--sqlite-only"),
+  );
+  const dir = await mkdtemp(join(tmpdir(), "svc-volume-"));
+  const ca = await createTestCa(join(dir, "ca"));
+  const receiver = await startBenchReceiver(ca);
+  try {
+    for (const engine of engines) {
+      progress(`${engine}: an empty database`);
+      const empty = await measureState(engine, 0, receiver, ca.caCertPath, dir);
+      progress(`${engine}: ${rows} deliveries of history`);
+      const full = await measureState(engine, rows, receiver, ca.caCertPath, dir);
+      process.stdout.write(`${table(engine, empty, full)}\n\n`);
+      process.stdout.write(`${JSON.stringify({ engine, rows, expired, empty, full })}\n\n`);
+    }
+  } finally {
+    await receiver.close();
+    if (!keep) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

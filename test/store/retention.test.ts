@@ -1,0 +1,193 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { after, before, beforeEach, describe, it } from "node:test";
+import type { Store } from "../../src/interfaces.ts";
+import type { Database } from "../../src/store/database.ts";
+import { retentionBatch } from "../../src/store/housekeeping.ts";
+import { openDatabase, openStore } from "../../src/store/open-store.ts";
+import { manualClock } from "../support/clock.ts";
+import { testDatabaseLocation } from "../support/database.ts";
+import { tempDir } from "../support/temp.ts";
+
+/**
+ * Retention in bounded batches (decision 50): every pass removes what is past its cutoff
+ * however many batches that takes, keeps what is not, lets the event loop run between
+ * batches, and two processes' passes at once take disjoint batches.
+ */
+describe("retention in bounded batches", () => {
+  let dir: { path: string; cleanup: () => Promise<void> };
+  let store: Store;
+  let db: Database;
+  let location: string;
+  const clock = manualClock(Date.UTC(2026, 10, 25, 12));
+  const now = clock.now().getTime();
+  const dayMs = 86_400_000;
+  const old = now - 40 * dayMs;
+  let workspace: string;
+  let destination: string;
+  let run = 0;
+
+  const numbers = (count: number): string =>
+    `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${count - 1})`;
+  const count = async (sql: string): Promise<number> =>
+    Number((await db.query<{ c: number | string }>(`SELECT COUNT(*) AS c FROM ${sql}`))[0]?.c);
+
+  /**
+   * `events` events of the run, published at `createdAt` + i ms, each with one delivery of
+   * `status` and (unless pending) one attempt made when it was published.
+   */
+  const seedEvents = async (
+    prefix: string,
+    events: number,
+    createdAt: number,
+    status: "delivered" | "pending",
+  ): Promise<void> => {
+    await db.execute(
+      `${numbers(events)} INSERT INTO events (id, workspace_id, type, body, created_at)
+       SELECT '${prefix}_' || i, $1, 'job.completed', '{}', CAST($2 AS BIGINT) + i FROM n`,
+      [workspace, createdAt],
+    );
+    await db.execute(
+      `INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
+         attempts, next_attempt_at, created_at, updated_at)
+       SELECT id, $1, workspace_id, type, $2, 1, $3, created_at, created_at
+       FROM events WHERE id LIKE '${prefix}\\_%' ESCAPE '\\'`,
+      [destination, status, status === "pending" ? now : null],
+    );
+    if (status === "pending") return;
+    await db.execute(
+      `INSERT INTO delivery_attempts (delivery_seq, attempt, started_at, duration_ms, status_code)
+       SELECT seq, 1, created_at, 5, 200 FROM deliveries WHERE event_id LIKE '${prefix}\\_%' ESCAPE '\\'`,
+    );
+  };
+
+  before(async () => {
+    dir = await tempDir();
+    location = await testDatabaseLocation(join(dir.path, "retention"));
+    store = await openStore(location, clock);
+    db = openDatabase(location);
+  });
+  after(async () => {
+    await db.close();
+    await store.close();
+    await dir.cleanup();
+  });
+  // Each test starts from empty tables of its own workspace.
+  beforeEach(async () => {
+    run += 1;
+    await db.execute("DELETE FROM delivery_attempts");
+    await db.execute("DELETE FROM deliveries");
+    await db.execute("DELETE FROM events");
+    await db.execute("DELETE FROM delivery_stats_hourly");
+    await db.execute("DELETE FROM idempotency_keys");
+    workspace = (await store.credentials.createWorkspace({ id: `ws_${run}`, name: "r" })).id;
+    destination = `dst_${run}`;
+    await store.destinations.createDestination({
+      id: destination,
+      workspaceId: workspace,
+      url: "https://hooks.test/r",
+      events: ["*"],
+      secretCiphertext: "sealed",
+    });
+  });
+
+  it("removes expired ended events over many windows, with their deliveries and attempts, and keeps pending and newer ones", async () => {
+    const expired = retentionBatch.events * 2 + 37;
+    await seedEvents("evt_old", expired, old, "delivered");
+    await seedEvents("evt_retrying", 3, old + expired, "pending");
+    await seedEvents("evt_more_old", retentionBatch.events, old + expired + 10, "delivered");
+    await seedEvents("evt_new", 20, now - dayMs, "delivered");
+
+    const removed = await store.housekeeping.pruneEvents(new Date(now - 30 * dayMs));
+
+    assert.equal(removed, expired + retentionBatch.events, "every expired ended event went");
+    assert.equal(await count("events WHERE id LIKE 'evt_retrying%'"), 3, "pending ones stay");
+    assert.equal(await count("deliveries WHERE status = 'pending'"), 3);
+    assert.equal(await count("events WHERE id LIKE 'evt_new%'"), 20, "newer ones stay");
+    assert.equal(await count("deliveries"), 23, "their deliveries went with them");
+    assert.equal(await count("delivery_attempts"), 20, "and their attempts");
+  });
+
+  it("prunes attempts, hourly counters and idempotency keys past a whole batch, keeping newer ones", async () => {
+    const attempts = retentionBatch.attempts * 2 + 5;
+    await seedEvents("evt_kept", 1, now, "delivered");
+    await db.execute(
+      `${numbers(attempts)} INSERT INTO delivery_attempts (delivery_seq, attempt, started_at,
+         duration_ms, status_code)
+       SELECT (SELECT seq FROM deliveries), 2 + i, CAST($1 AS BIGINT) + i, 5, 200 FROM n`,
+      [old],
+    );
+    const counters = retentionBatch.counters + 3;
+    await db.execute(
+      `${numbers(counters)} INSERT INTO delivery_stats_hourly (workspace_id, destination_id,
+         hour_start, succeeded, failed, last_attempt_at)
+       SELECT $1, 'dst_' || i, $2, 1, 0, $2 FROM n`,
+      [workspace, old - (old % 3_600_000)],
+    );
+    await db.execute(
+      `INSERT INTO delivery_stats_hourly (workspace_id, destination_id, hour_start, succeeded,
+         failed, last_attempt_at) VALUES ($1, $2, $3, 1, 0, $3)`,
+      [workspace, destination, now - (now % 3_600_000)],
+    );
+    const keys = retentionBatch.idempotencyKeys + 11;
+    await db.execute(
+      `${numbers(keys + 1)} INSERT INTO idempotency_keys (workspace_id, idempotency_key,
+         fingerprint, state, created_at, expires_at)
+       SELECT $1, 'key_' || i, 'f', 'completed', $2,
+         CASE WHEN i = 0 THEN $3 ELSE CAST($2 AS BIGINT) + i END FROM n`,
+      [workspace, old, now + dayMs],
+    );
+
+    assert.equal(await store.housekeeping.pruneAttempts(new Date(now - 30 * dayMs)), attempts);
+    assert.equal(await count("delivery_attempts"), 1, "the recent attempt stays");
+    assert.equal(await count("delivery_stats_hourly"), 1, "the current hour's counter stays");
+    assert.equal(await store.housekeeping.purgeIdempotencyKeys(), keys);
+    assert.equal(await count("idempotency_keys"), 1, "the unexpired key stays");
+  });
+
+  it("lets the event loop run between batches", async () => {
+    await seedEvents("evt_old", retentionBatch.events * 4, old, "delivered");
+    let turns = 0;
+    const pass = { running: true };
+    const ticker = (async () => {
+      while (pass.running) {
+        turns += 1;
+        await nextTurn();
+      }
+    })();
+    await store.housekeeping.pruneEvents(new Date(now - 30 * dayMs));
+    pass.running = false;
+    await ticker;
+    assert.ok(turns >= 4, `the loop turned ${turns} times during a pass of 4 windows`);
+  });
+
+  it("takes disjoint batches when two processes prune at once, and together remove everything", async () => {
+    await seedEvents("evt_old", retentionBatch.events * 3, old, "delivered");
+    await db.execute(
+      `${numbers(retentionBatch.attempts * 3)} INSERT INTO delivery_attempts (delivery_seq,
+         attempt, started_at, duration_ms, status_code)
+       SELECT (SELECT MIN(seq) FROM deliveries), 2 + i, CAST($1 AS BIGINT) + i, 5, 200 FROM n`,
+      [old],
+    );
+    const other = await openStore(location, clock);
+    try {
+      const cutoff = new Date(now - 30 * dayMs);
+      const passes = await Promise.all(
+        [store, other].map(async (each) => ({
+          attempts: await each.housekeeping.pruneAttempts(cutoff),
+          events: await each.housekeeping.pruneEvents(cutoff),
+        })),
+      );
+      assert.equal(
+        passes.reduce((sum, pass) => sum + pass.events, 0),
+        retentionBatch.events * 3,
+        "each event removed by one of them",
+      );
+      assert.equal(await count("events"), 0);
+      assert.equal(await count("delivery_attempts"), 0);
+    } finally {
+      await other.close();
+    }
+  });
+});
