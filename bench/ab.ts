@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
 import { measureThroughput, register, warmUpCount } from "./measure.ts";
-import { databaseOf, postgresCpuMs, postgresDatabase } from "./postgres.ts";
+import { databaseOf, postgresClusterCpuMs, postgresCpuMs, postgresDatabase } from "./postgres.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService } from "./service.ts";
 import { argument, cpuMs, progress, round } from "./stats.ts";
@@ -38,6 +38,13 @@ const trees = process.argv.slice(2).filter((word, index, words) => {
 });
 const traced = argument("--traced") ?? "";
 const postgres = process.argv.includes("--postgres");
+/**
+ * `--cluster-cpu`: also the CPU of the whole PostgreSQL cluster (SVC_BENCH_POSTGRES_URL's, which
+ * must be one's own and on this machine), exited backends included: the per-database figure
+ * loses the CPU of a backend whose connection the pool closed during the run.
+ */
+const clusterCpu = process.argv.includes("--cluster-cpu");
+const postgresBase = process.env.SVC_BENCH_POSTGRES_URL ?? "postgres://127.0.0.1:5432/postgres";
 const pairs = Number(argument("--pairs") ?? 3);
 const count = Number(argument("--count") ?? 15_000);
 
@@ -49,6 +56,7 @@ interface Run {
   server_us: number;
   main_thread_us: number;
   postgres_us: number;
+  postgres_cluster_us: number;
   bench_us: number;
   idle_pct: number;
 }
@@ -116,6 +124,7 @@ async function runOnce(
       server: await cpuMs(`/proc/${pid}/stat`),
       main: await cpuMs(`/proc/${pid}/task/${pid}/stat`),
       postgres: pg === null ? 0 : await postgresCpuMs(databaseOf(pg.url)),
+      cluster: pg === null || !clusterCpu ? 0 : await postgresClusterCpuMs(postgresBase),
       bench: process.cpuUsage(),
       machine: await machineTimes(),
     };
@@ -132,6 +141,10 @@ async function runOnce(
       main_thread_us: perDelivery((await cpuMs(`/proc/${pid}/task/${pid}/stat`)) - before.main),
       postgres_us:
         pg === null ? 0 : perDelivery((await postgresCpuMs(databaseOf(pg.url))) - before.postgres),
+      postgres_cluster_us:
+        pg === null || !clusterCpu
+          ? 0
+          : perDelivery((await postgresClusterCpuMs(postgresBase)) - before.cluster),
       bench_us: perDelivery((bench.user + bench.system) / 1000),
       idle_pct: round(
         (100 * (machine.idle - before.machine.idle)) / (machine.total - before.machine.total),
@@ -175,7 +188,8 @@ async function main(): Promise<void> {
         round(mine.reduce((sum, run) => sum + run[key], 0) / mine.length, 0);
       process.stdout.write(
         `${label} ${mine[0]?.tree ?? tree}: ${mean("deliveries_per_s")}/s, server ${mean("server_us")} µs ` +
-          `(main thread ${mean("main_thread_us")}), PostgreSQL ${mean("postgres_us")} µs, ` +
+          `(main thread ${mean("main_thread_us")}), PostgreSQL ${mean("postgres_us")} µs ` +
+          `(cluster ${mean("postgres_cluster_us")}), ` +
           `bench ${mean("bench_us")} µs per delivery; machine idle ${mean("idle_pct")}%\n`,
       );
     }

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 
 /** Linux's USER_HZ: the unit of the times in /proc/<pid>/stat. */
-const ticksPerSecond = 100;
+export const ticksPerSecond = 100;
 
 /** Percentile of a sample (nearest rank); NaN for an empty one. */
 export function percentile(values: readonly number[], p: number): number {

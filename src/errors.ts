@@ -394,7 +394,7 @@ export const errorCatalog = {
     status: null,
     exit: ExitStatus.usage,
     message:
-      "No workspace selected. Pass --workspace <id> or set SERVICE_WORKSPACE_ID (needed when the credentials reach more than one workspace).",
+      "No workspace selected. Pass --workspace <id>, set SERVICE_WORKSPACE_ID, or choose a default with `svc auth switch --workspace <id>` (needed when the credentials reach more than one workspace).",
   },
   no_credentials: {
     status: null,
@@ -493,6 +493,12 @@ export const errorCatalog = {
     exit: ExitStatus.failure,
     message:
       "This process's encryption key is not the one the database's signing secrets are sealed with. Give every process the same key: set SVC_ENCRYPTION_KEY to the others' value, or copy encryption.key (mode 0600) from the data directory of the first host.",
+  },
+  backup_key_mismatch: {
+    status: null,
+    exit: ExitStatus.failure,
+    message:
+      "The backup's signing secrets are sealed with another encryption key than the one in use here; nothing was restored. Put the key the backup was made with in place (encryption.key or SVC_ENCRYPTION_KEY), then restore again.",
   },
   insecure_database_file: {
     status: null,

@@ -83,6 +83,11 @@ export interface Destination {
 }
 
 export type DeliveryStatus = "pending" | "delivered" | "failed";
+export const DELIVERY_STATUSES = [
+  "pending",
+  "delivered",
+  "failed",
+] as const satisfies readonly DeliveryStatus[];
 
 /** The outcome of the latest delivery to a destination; never a secret or a body. */
 export interface LastDelivery {

@@ -2,7 +2,15 @@
 // The flag bounds V8's young generation (3 × 8 MB; decision 25): under sustained load V8 grows it to its
 // default maximum, which added ~90 MB to the server's peak memory and nothing to its rate
 // (docs/PERFORMANCE.md). The bench starts the server with the flags of this line.
+import nodeModule from "node:module";
 import { nodeVersionProblem } from "./node-version.ts";
+
+// Node keeps the code it compiled for svc's modules (in the system's temporary directory;
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off), so that later runs skip compiling them: a CLI is
+// started again and again (decision 51). Failing to enable it changes nothing else. Called
+// optionally: a Node too old to have it gets to the version check below.
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
+nodeModule.enableCompileCache?.();
 
 /**
  * The Node version is checked before the CLI is loaded: its modules import `node:sqlite`,
@@ -17,9 +25,17 @@ async function main(): Promise<number> {
     process.stderr.write(`error: ${nodeProblem} (node_too_old)\n`);
     return 1;
   }
+  const argv = process.argv.slice(2);
+  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+    // What commander prints for it, without loading commander and the command tree: scripts
+    // ask for the version to decide what to run, and it should cost no more than node itself.
+    const { VERSION } = await import("../version.ts");
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
   const { processIo } = await import("../cli/io.ts");
   const { runCli } = await import("../cli/run.ts");
-  return runCli(process.argv.slice(2), processIo());
+  return runCli(argv, processIo());
 }
 
 // The one place that ends the process: every command returns, and its status is the exit status.

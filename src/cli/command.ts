@@ -1,25 +1,17 @@
-import type { Command } from "commander";
-import { AppError } from "../errors.ts";
-import { ExclusiveFile } from "../lib/exclusive-file.ts";
-import {
-  ACTING_OPTIONS,
-  FLAG_NAMES,
-  type ActingOption,
-  type GlobalOptions,
-} from "./global-options.ts";
+import { ACTING_OPTIONS, type ActingOption, type GlobalOptions } from "./global-options.ts";
 import type { CliIo } from "./io.ts";
-import { errorCode, intoNewFile } from "./new-file.ts";
-import { resolveOutputMode } from "./output-mode.ts";
-import { printNotes, printResult, renderResult, type CommandResult } from "./output.ts";
-import { plainStyle } from "./render/colour.ts";
-import { usageError } from "./usage.ts";
+import type { CommandResult } from "./output.ts";
 
 /** What a command does with the global options beyond printing its result. */
 export interface CommandSettings {
   /** The acting global options this command honours; it refuses the others. */
   readonly accepts: readonly Exclude<ActingOption, "fields" | "output">[];
-  /** The members `--field` and `--fields` may name; without it, the command refuses them. */
-  readonly fields?: readonly string[];
+  /**
+   * The members `--field` and `--fields` may name; without it, the command refuses them. A
+   * function when the list comes from the command's response schema: it is imported only when
+   * the command runs, so that `--help` never loads the schemas (decision 51).
+   */
+  readonly fields?: readonly string[] | (() => Promise<readonly string[]>);
   /**
    * What `--output` is: the new file the command writes the secret it issues to ("secret",
    * handled by the command; also `admin backup`'s copy, which holds every secret there is), or the new file its printed result goes to instead of stdout
@@ -49,29 +41,6 @@ export function globalOptionsTaken(settings: CommandSettings): Set<keyof GlobalO
   return taken;
 }
 
-/** `webhooks create`: the command as typed after `svc`. */
-function commandName(command: Command): string {
-  const names: string[] = [];
-  for (let current = command; current.parent !== null; current = current.parent) {
-    names.unshift(current.name());
-  }
-  return names.join(" ");
-}
-
-function refuseOptionsNotActedOn(
-  options: GlobalOptions,
-  settings: CommandSettings,
-  name: string,
-): void {
-  const taken = globalOptionsTaken(settings);
-  for (const keys of Object.values(ACTING_OPTIONS)) {
-    const given = keys.find((key) => !taken.has(key) && options[key] !== undefined);
-    if (given !== undefined) {
-      throw usageError(name, `\`svc ${name}\` does not take ${FLAG_NAMES[given]}.`);
-    }
-  }
-}
-
 /**
  * A command is a plain async function of its options (own and global, merged) and its
  * positional arguments. This adapts one to commander: it refuses global options the command
@@ -86,31 +55,9 @@ export function action<Options extends GlobalOptions>(
   run: (options: Options, args: readonly string[]) => Promise<CommandResult>,
 ): (...commanderArgs: unknown[]) => Promise<void> {
   const handler = async (...commanderArgs: unknown[]): Promise<void> => {
-    const command = commanderArgs.at(-1) as Command;
-    const options = command.optsWithGlobals<Options>();
-    const name = commandName(command);
-    refuseOptionsNotActedOn(options, settings, name);
-    const mode = resolveOutputMode(options, settings.fields ?? [], name);
-    const print = { mode, pager: options.pager !== false };
-    const resultFile = settings.output === "result" ? options.output : undefined;
-    if (resultFile === undefined || options.dryRun === true) {
-      // A dry run writes nothing anywhere: the preview goes to stdout, the path is only checked.
-      if (resultFile !== undefined) await ExclusiveFile.check(resultFile);
-      await printResult(io, print, await run(options, command.args));
-      return;
-    }
-    const result = await intoNewFile(
-      resultFile,
-      () => run(options, command.args),
-      (done) => renderResult(mode, done, plainStyle) ?? "",
-      (_done, cause) =>
-        new AppError(
-          "output_not_saved",
-          `\`svc ${name}\` succeeded, but its result could not be written to ${resultFile} (${errorCode(cause)}).`,
-          { param: "output", cause },
-        ),
-    );
-    printNotes(io, [...(result.notes ?? []), `Wrote the result to ${resultFile}.`]);
+    // Imported when a command runs: declaring commands (for --help) loads none of it.
+    const { runAction } = await import("./run-action.ts");
+    await runAction(io, settings, run, commanderArgs);
   };
   handlerSettings.set(handler, settings);
   return handler;

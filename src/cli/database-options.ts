@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import { loadServerConfig, type ServerConfig } from "../config/server-config.ts";
 
 /** The flags of every command that opens the database: the server and the operator commands. */
 export interface DatabaseFlags {
@@ -13,22 +12,4 @@ export function addDatabaseOptions(command: Command): Command {
     .option("--database <url>", "SQLite file path or postgres:// URL (env SVC_DATABASE_URL)")
     .option("--data-dir <dir>", "data directory for the SQLite file and key (env SVC_DATA_DIR)")
     .option("--config <file>", "JSON configuration file (env SVC_CONFIG)");
-}
-
-export function configFrom(
-  flags: DatabaseFlags & Partial<Record<keyof ServerConfig, unknown>>,
-  env: NodeJS.ProcessEnv,
-): ServerConfig {
-  return loadServerConfig({
-    env,
-    flags: {
-      config: flags.config,
-      database: flags.database,
-      dataDir: flags.dataDir,
-      host: flags.host,
-      port: flags.port,
-      logLevel: flags.logLevel,
-      role: flags.role,
-    },
-  });
 }

@@ -5,7 +5,10 @@ import { Option, type Command } from "commander";
  * any position (`svc --json webhooks list` and `svc webhooks list --json` are the same).
  */
 export interface GlobalOptions {
-  /** The workspace to act on; else SERVICE_WORKSPACE_ID, else the credentials' only one. */
+  /**
+   * The workspace to act on; else SERVICE_WORKSPACE_ID, else the saved credentials' default
+   * (`svc auth switch`), else the credentials' only one.
+   */
   readonly workspace?: string;
   /** Same as `--format json`. */
   readonly json?: boolean;
@@ -85,7 +88,7 @@ export function addGlobalOptions(program: Command): Command {
   return program
     .option(
       "--workspace <workspace-id>",
-      "workspace to act on (default: env SERVICE_WORKSPACE_ID, else the credentials' only workspace)",
+      "workspace to act on (default: env SERVICE_WORKSPACE_ID, else the default chosen by svc auth switch, else the credentials' only workspace)",
     )
     .option("--json", "print one JSON document on stdout: {ok, data} or {ok, error}")
     .addOption(

@@ -18,6 +18,12 @@ export interface CommandResult {
    * list as a table, one resource as `key: value` lines.
    */
   readonly human?: string | null;
+  /**
+   * The data as a table or `key: value` lines show it, when that differs from `data`: a
+   * notification's `created`, Unix seconds in JSON as on the wire, is an ISO 8601 time there,
+   * as every other time a person reads.
+   */
+  readonly displayed?: unknown;
   /** The columns of a list's table, in order (default: the members of its first item). */
   readonly columns?: readonly string[];
   /** The API's response body (one per line for several pages), for `--raw`. */
@@ -56,7 +62,8 @@ function renderHuman(result: CommandResult, fields: readonly string[] | null, st
   if (fields === null && result.human !== undefined) {
     return result.human === null ? null : printable(result.human, { lineBreaks: true });
   }
-  const data = fields === null ? result.data : selectMembers(result.data, fields);
+  const shown = result.displayed ?? result.data;
+  const data = fields === null ? shown : selectMembers(shown, fields);
   if (Array.isArray(data)) {
     const records = data.filter(isRecord);
     if (records.length === 0) return null;

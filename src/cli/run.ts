@@ -2,7 +2,6 @@ import { CommanderError } from "commander";
 import { AppError, ExitStatus } from "../errors.ts";
 import type { CliIo } from "./io.ts";
 import { jsonRequested } from "./output-mode.ts";
-import { printError } from "./output.ts";
 import { buildProgram, type ParseFailure } from "./program.ts";
 import { usageError } from "./usage.ts";
 
@@ -14,13 +13,15 @@ import { usageError } from "./usage.ts";
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const errorOutput = jsonRequested(argv);
   const failure: ParseFailure = { command: null };
-  const program = buildProgram(io, failure);
+  const program = await buildProgram(io, argv, failure);
   try {
     await program.parseAsync(argv, { from: "user" });
     return ExitStatus.ok;
   } catch (error) {
+    if (error instanceof CommanderError && error.exitCode === 0) return ExitStatus.ok; // --help
+    // Imported only to report a failure: `--help` never loads the output code.
+    const { printError } = await import("./output.ts");
     if (error instanceof CommanderError) {
-      if (error.exitCode === 0) return ExitStatus.ok; // --help, --version
       // A group run without a subcommand has shown its help (on stderr); that is all it says,
       // except in JSON, where the envelope is the answer.
       if (error.code === "commander.help") {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TIME_OPTION_HELP } from "./time-option-help.ts";
 import { usageError } from "./usage.ts";
 
 /**
@@ -19,10 +20,6 @@ const UNIT_MS = {
 
 const duration = /^(\d{1,9})([smhdw])$/;
 const isoTime = z.iso.datetime({ offset: true });
-
-/** What `--since` and `--until` take, for their help and their errors. */
-export const TIME_OPTION_HELP =
-  "an ISO 8601 time with a zone (2026-11-25T09:00:00Z) or a duration back from now (30m, 2h, 7d)";
 
 /**
  * A duration as these options write it (`90s`, `30m`, `2h`, `7d`, `1w`) in milliseconds; null

@@ -1,5 +1,5 @@
 import type { Stats } from "node:fs";
-import { lstat, mkdir, readlink, stat } from "node:fs/promises";
+import { lstat, mkdir, readlink, rmdir, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { AppError } from "../errors.ts";
 import { accessProblem, ownerProblem } from "../lib/file-permissions.ts";
@@ -11,26 +11,52 @@ import { databaseLocation, type ServerConfig } from "./server-config.ts";
  * data directory, when it is used (for SQLite's default database, or for the generated
  * encryption key when the process needs a key and none is configured), and a SQLite
  * database's files. An operator command on PostgreSQL uses neither, and touches nothing.
+ * Returns the first directory it created, if it created the data directory (else null): a
+ * process that then refuses to start removes what it made (`removeCreatedDataDir`).
  */
 export async function checkLocalFiles(
   config: ServerConfig,
   needs: { readonly encryptionKey: boolean },
-): Promise<void> {
+): Promise<string | null> {
   const keyInDataDir = needs.encryptionKey && config.encryptionKey === undefined;
-  if (config.database === undefined || keyInDataDir) await openDataDir(config.dataDir);
+  const created =
+    config.database === undefined || keyInDataDir ? await openDataDir(config.dataDir) : null;
   const location = databaseLocation(config);
   if (!isPostgresUrl(location)) await checkDatabaseFiles(location);
+  return created;
+}
+
+/**
+ * Removes the data directory this process created (`createdFrom`, from `checkLocalFiles`) and
+ * the directories above it it created too, as long as each is empty: never a file.
+ */
+export async function removeCreatedDataDir(dataDir: string, createdFrom: string): Promise<void> {
+  const top = resolve(createdFrom);
+  for (let path = resolve(dataDir); ; path = dirname(path)) {
+    try {
+      await rmdir(path);
+    } catch {
+      return; // not empty (or gone): what is left is not only ours
+    }
+    if (path === top || dirname(path) === path) return;
+  }
 }
 
 /**
  * The data directory, created with mode 0700 when missing, else taken as it is only if it is a
  * directory (a symlink is not followed), this user's, and writable by no one else. Others may
  * read it (0755): they see names, while the files in it keep them out by their own modes.
+ * Returns the first directory it created, or null when the data directory was there.
  */
-export async function openDataDir(path: string): Promise<void> {
+export async function openDataDir(path: string): Promise<string | null> {
   let stats: Stats;
+  let createdFrom: string | null = null;
   try {
-    stats = (await lstatIfAny(path)) ?? (await created(path));
+    const existing = await lstatIfAny(path);
+    // The mode is narrowed by the umask, never widened: 0700 at most.
+    if (existing === null)
+      createdFrom = (await mkdir(path, { recursive: true, mode: 0o700 })) ?? null;
+    stats = existing ?? (await lstat(path));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
     throw new AppError(
@@ -48,6 +74,7 @@ export async function openDataDir(path: string): Promise<void> {
   if (problem !== null) {
     throw new AppError("insecure_data_dir", `The data directory ${path} ${problem}`);
   }
+  return createdFrom;
 }
 
 async function lstatIfAny(path: string): Promise<Stats | null> {
@@ -57,12 +84,6 @@ async function lstatIfAny(path: string): Promise<Stats | null> {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw error;
   }
-}
-
-async function created(path: string): Promise<Stats> {
-  // The mode is narrowed by the umask, never widened: 0700 at most.
-  await mkdir(path, { recursive: true, mode: 0o700 });
-  return lstat(path);
 }
 
 /**

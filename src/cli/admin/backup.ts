@@ -16,6 +16,9 @@ import type { CliIo } from "../io.ts";
 import { confirm, isInteractive } from "../prompt.ts";
 import { requireOption, usageError } from "../usage.ts";
 import { operatorDatabase } from "./operator-store.ts";
+import { existingEncryptionKey } from "../../crypto/encryption-key.ts";
+import { backupKeyProblem } from "../../runtime/encryption-key-check.ts";
+import { configFrom } from "../database-config.ts";
 
 interface RestoreOptions extends GlobalOptions, DatabaseFlags {
   readonly input: string;
@@ -125,8 +128,10 @@ same tables, columns and indexes, and no trigger, view or table of anyone else's
 before any of it is read, so none of it runs). It is checked and copied beside the
 database in a process of its own, stopped after --timeout, then renamed over the database,
 so the database is at every moment either the old one or the whole backup; the file keeps
-mode 0600. A refused backup leaves nothing behind. Restore the encryption key the backup
-was made with as well.
+mode 0600. A refused backup leaves nothing behind. The encryption key the backup was made
+with must be in place first (encryption.key in the data directory, or SVC_ENCRYPTION_KEY):
+a backup whose signing secrets that key cannot open is refused (backup_key_mismatch), as a
+backup taken before a key rotation is until the key from before the rotation is put back.
 
 Examples:
   $ svc admin restore --input /var/backups/svc-2026-11-25.db
@@ -147,7 +152,12 @@ Examples:
         if (!confirmed && !(await confirm(io, question))) {
           throw new AppError("cancelled", `Cancelled: ${database} was not changed.`);
         }
-        const { bytes } = await restoreSqlite(options.input, database, limits);
+        const config = configFrom(options, io.env);
+        const key = await existingEncryptionKey(config.encryptionKey, config.dataDir);
+        const { bytes } = await restoreSqlite(options.input, database, limits, (sealedWith) => {
+          const problem = backupKeyProblem(sealedWith, key, config);
+          return problem === null ? Promise.resolve() : Promise.reject(problem);
+        });
         return {
           data: { database, input: options.input, bytes },
           human: database,

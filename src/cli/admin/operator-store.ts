@@ -2,7 +2,8 @@ import { checkLocalFiles } from "../../config/data-dir.ts";
 import { databaseLocation, type ServerConfig } from "../../config/server-config.ts";
 import { systemClock, type Store } from "../../interfaces.ts";
 import { openStore } from "../../store/open-store.ts";
-import { configFrom, type DatabaseFlags } from "../database-options.ts";
+import { configFrom } from "../database-config.ts";
+import type { DatabaseFlags } from "../database-options.ts";
 
 /**
  * Operator commands act on the database directly: the operator owns it, so no API key is

@@ -25,6 +25,12 @@ const savedCredentialsSchema = z.object({
   ),
   expires_at: z.string().nullable(),
   saved_at: z.string(),
+  /**
+   * The workspace commands act on when neither `--workspace` nor SERVICE_WORKSPACE_ID names
+   * one: chosen with `svc auth login --workspace` or `svc auth switch --workspace`. Absent from
+   * files saved before it existed, and null when none was chosen.
+   */
+  default_workspace: z.string().nullable().default(null),
 });
 export type SavedCredentials = z.infer<typeof savedCredentialsSchema>;
 export type SavedWorkspace = SavedCredentials["workspaces"][number];

@@ -1,8 +1,6 @@
-import type { Command } from "commander";
 import { AppError } from "../../errors.ts";
 import { DEFAULT_API_URL, parseApiUrl } from "../client/api-url.ts";
 import { createSession, revokeSession, whoAmI } from "../client/auth-api.ts";
-import { action } from "../command.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
@@ -13,7 +11,12 @@ import {
   saveCredentials,
   type SavedCredentials,
 } from "./credentials-file.ts";
-import { describeWorkspaces, ENV_KEY_OVERRIDES } from "./saved-summary.ts";
+import {
+  defaultWorkspaceNotes,
+  describeWorkspaces,
+  ENV_KEY_OVERRIDES,
+  unreachableWorkspace,
+} from "./saved-summary.ts";
 
 const COMMAND = "auth login";
 
@@ -89,6 +92,7 @@ async function signInWithPassword(
     workspaces: signedIn.workspaces,
     expires_at: signedIn.expires_at,
     saved_at: now.toISOString(),
+    default_workspace: null,
   };
 }
 
@@ -112,6 +116,7 @@ async function saveGivenToken(io: CliIo, defaultUrl: string, now: Date): Promise
     workspaces: who.workspaces,
     expires_at: who.kind === "session" ? who.expires_at : null,
     saved_at: now.toISOString(),
+    default_workspace: null,
   };
 }
 
@@ -123,6 +128,19 @@ async function saveGivenToken(io: CliIo, defaultUrl: string, now: Date): Promise
 async function revokeReplaced(previous: SavedCredentials | null, next: SavedCredentials) {
   if (previous?.kind !== "session" || previous.token === next.token) return;
   await revokeSession(parseApiUrl(previous.api_url), previous.token).catch(() => undefined);
+}
+
+/**
+ * The default workspace `--workspace` chooses at sign-in: one the credentials reach. Checked
+ * before anything is saved, so a mistyped id saves nothing.
+ */
+function chosenDefault(workspace: string | undefined, saved: SavedCredentials): string | null {
+  if (workspace === undefined) return null;
+  const id = workspace.trim();
+  if (!saved.workspaces.some((reached) => reached.id === id)) {
+    throw usageError(COMMAND, unreachableWorkspace(id, saved.workspaces));
+  }
+  return id;
 }
 
 export async function login(options: LoginOptions, io: CliIo): Promise<CommandResult> {
@@ -142,10 +160,12 @@ export async function login(options: LoginOptions, io: CliIo): Promise<CommandRe
   const defaultUrl = options.apiUrl ?? (fromEnvironment === "" ? DEFAULT_API_URL : fromEnvironment);
   const now = new Date();
   const previous = await readSavedCredentials(io.env).catch(() => null);
-  const saved =
+  const signedIn =
     options.withToken === true
       ? await saveGivenToken(io, defaultUrl, now)
       : await signInWithPassword(io, options, defaultUrl, now);
+  const chosen = chosenDefault(options.workspace, signedIn);
+  const saved = { ...signedIn, default_workspace: chosen };
   const path = await saveCredentials(io.env, saved);
   await revokeReplaced(previous?.saved ?? null, saved);
   const who = saved.user?.email ?? "an API key";
@@ -154,6 +174,7 @@ export async function login(options: LoginOptions, io: CliIo): Promise<CommandRe
     ...(saved.workspaces.length > 0
       ? ["Workspaces:", ...describeWorkspaces(saved.workspaces)]
       : []),
+    ...defaultWorkspaceNotes(saved),
     `Credentials saved to ${path} (mode 0600).`,
     ...((io.env.SERVICE_API_KEY?.trim() ?? "") === "" ? [] : [ENV_KEY_OVERRIDES]),
   ];
@@ -164,34 +185,10 @@ export async function login(options: LoginOptions, io: CliIo): Promise<CommandRe
       user: saved.user,
       workspaces: saved.workspaces,
       expires_at: saved.expires_at,
+      default_workspace: saved.default_workspace,
       credentials_file: path,
     },
     human: null,
     notes,
   };
-}
-
-export function registerLogin(group: Command, io: CliIo): void {
-  group
-    .command("login")
-    .description("sign in: save a session (or, with --with-token, an API key) for svc to use")
-    .option("--with-token", "read an API key from standard input instead of signing in")
-    .option("--email <address>", "the e-mail address to sign in with (else asked)")
-    .option("--password-stdin", "read the password from standard input (needs --email)")
-    .option("--api-url <url>", "the API to sign in to (default: env SERVICE_API_URL, else asked)")
-    .addHelpText(
-      "after",
-      `
-On a terminal it asks for the API URL (default SERVICE_API_URL, else ${DEFAULT_API_URL}),
-your e-mail address and password (not shown as you type). The server issues a session token,
-saved with the API URL in $XDG_CONFIG_HOME/svc/credentials.json (else
-~/.config/svc/credentials.json), mode 0600; the password is never saved. Sessions last 30
-days unless the server is configured otherwise. SERVICE_API_KEY, when set, takes precedence.
-
-Examples:
-  $ svc auth login
-  $ svc auth login --with-token < owner.key
-  $ printf '%s\\n' "$PASSWORD" | svc auth login --email you@example.com --password-stdin`,
-    )
-    .action(action<LoginOptions>(io, { accepts: [] }, (options) => login(options, io)));
 }

@@ -1,10 +1,7 @@
-import type { Command } from "commander";
 import { AppError } from "../../errors.ts";
 import { ApiError } from "../client/api-error.ts";
 import { resolveApiUrl } from "../client/api-url.ts";
 import { revokeSession } from "../client/auth-api.ts";
-import { action } from "../command.ts";
-import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
 import {
@@ -69,20 +66,4 @@ export async function logout(io: CliIo): Promise<CommandResult> {
     human: null,
     notes,
   };
-}
-
-export function registerLogout(group: Command, io: CliIo): void {
-  group
-    .command("logout")
-    .description("sign out: revoke the saved session on the server and remove it from this machine")
-    .addHelpText(
-      "after",
-      `
-A saved API key (from --with-token) is only removed from this machine; the key stays valid
-until an operator revokes it. SERVICE_API_KEY is not touched.
-
-Examples:
-  $ svc auth logout`,
-    )
-    .action(action<GlobalOptions>(io, { accepts: [] }, () => logout(io)));
 }

@@ -1,14 +1,12 @@
-import type { Command } from "commander";
 import { AppError } from "../../errors.ts";
 import { resolveApiUrl } from "../client/api-url.ts";
 import { whoAmI } from "../client/auth-api.ts";
 import { resolveCredentials } from "../client/credentials.ts";
-import { action } from "../command.ts";
-import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
 import { credentialsPath, readSavedCredentials } from "./credentials-file.ts";
 import { describeWorkspaces, ENV_KEY_OVERRIDES } from "./saved-summary.ts";
+import { chosenWorkspace } from "../workspace.ts";
 
 /**
  * Who svc acts as, and why: the credentials in use (SERVICE_API_KEY, else those saved by
@@ -38,6 +36,8 @@ export async function status(io: CliIo): Promise<CommandResult> {
     ...(keyId === undefined ? {} : { key_id: keyId }),
     expires_at: expiresAt,
     workspaces: who.workspaces,
+    // The saved default applies only when the saved credentials are the ones in use.
+    default_workspace: envKey ? null : (found?.saved.default_workspace ?? null),
     credentials_source: source,
     credentials_file: found === null ? null : path,
     overridden_by_service_api_key: envKey && found !== null,
@@ -50,6 +50,13 @@ export async function status(io: CliIo): Promise<CommandResult> {
       ? ["Workspaces:", ...describeWorkspaces(who.workspaces)]
       : ["Workspaces: none."]),
   ];
+  const chosen = chosenWorkspace(undefined, io.env);
+  if (chosen !== null) lines.push(`Workspace: ${chosen} (SERVICE_WORKSPACE_ID).`);
+  if (data.default_workspace !== null) {
+    lines.push(
+      `Default workspace: ${data.default_workspace}${chosen === null ? "" : ", overridden by SERVICE_WORKSPACE_ID"}.`,
+    );
+  }
   if (envKey && found !== null) {
     lines.push(`Saved credentials in ${path} are not in use: ${ENV_KEY_OVERRIDES}`);
   }
@@ -59,21 +66,4 @@ export async function status(io: CliIo): Promise<CommandResult> {
     }
   }
   return { data, human: lines.join("\n") };
-}
-
-export function registerStatus(group: Command, io: CliIo): void {
-  group
-    .command("status")
-    .description("show who svc signs in as, against which API, with which workspaces and scopes")
-    .addHelpText(
-      "after",
-      `
-Asks the API who the credentials in use belong to. Exits 4 when there are none, or when
-the API refuses them (an expired or signed-out session: sign in again).
-
-Examples:
-  $ svc auth status
-  $ svc auth status --json`,
-    )
-    .action(action<GlobalOptions>(io, { accepts: [] }, () => status(io)));
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { Option } from "commander";
 import { usageError } from "../usage.ts";
 
@@ -16,7 +15,9 @@ export function idempotencyKeyOption(): Option {
  * `svc` can safely send the request again when its answer was lost.
  */
 export function idempotencyKey(given: string | undefined, command: string): string {
-  if (given === undefined) return `svc-${randomUUID()}`;
+  // Web Crypto's, not node:crypto's: importing node:crypto here would load it for every
+  // command's --help, which declares this option (decision 51).
+  if (given === undefined) return `svc-${crypto.randomUUID()}`;
   const key = given.trim();
   if (key.length < 1 || key.length > 255 || !/^[\x20-\x7e]+$/.test(key)) {
     throw usageError(

@@ -67,6 +67,7 @@ export async function openSession(options: GlobalOptions, io: CliIo): Promise<Ap
   const workspace = await resolveClientWorkspace(
     options.workspace,
     io.env,
+    credentials.saved?.default_workspace ?? null,
     reachableWorkspaces(credentials, base, options.dryRun === true, onTiming),
   );
   return { workspace, ...clientOf(credentials.token, base, onTiming, io) };

@@ -34,8 +34,6 @@ export const DELIVERY_COLUMNS = [
 /** `deliveries get`: a delivery, every attempt kept, and how many were made in all. */
 export const DELIVERY_DETAIL_FIELDS = membersOf(deliveryDetailSchema);
 
-export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
-
 export function deliveriesPath(workspace: string, command: string): string {
   return `${workspacePath(workspace, command)}/deliveries`;
 }

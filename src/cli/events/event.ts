@@ -21,8 +21,15 @@ export function eventPath(workspace: string, id: string, command: string): strin
   return `${eventsPath(workspace, command)}/${pathSegment(id, "event id", command)}`;
 }
 
-/** Unix seconds (the notification's `created`) as a person reads a time. */
+/** Unix seconds (the notification's `created`) as every other time a person reads: ISO 8601. */
 export function unixTime(seconds: number): string {
   const time = new Date(seconds * 1000);
-  return Number.isNaN(time.getTime()) ? String(seconds) : time.toISOString().replace(".000Z", "Z");
+  return Number.isNaN(time.getTime()) ? String(seconds) : time.toISOString();
+}
+
+/** A notification as a table or `key: value` lines show it: `created` as an ISO 8601 time. */
+export function displayedEvent<Event extends { readonly created: number }>(
+  event: Event,
+): Omit<Event, "created"> & { created: string } {
+  return { ...event, created: unixTime(event.created) };
 }

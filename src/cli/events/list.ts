@@ -1,16 +1,13 @@
-import { Option, type Command } from "commander";
 import { eventSummarySchema } from "../../contract/delivery-log.ts";
-import { EVENT_TYPES } from "../../interfaces.ts";
 import type { ApiRequest } from "../client/http.ts";
 import { PAGE_ALL_DRY_RUN_NOTE, pageQuery, readPages } from "../client/pages.ts";
 import { openSession } from "../client/session.ts";
-import { action, type CommandSettings } from "../command.ts";
 import { dryRunResult } from "../dry-run.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
-import { TIME_OPTION_HELP, timeRange } from "../time-option.ts";
-import { EVENT_FIELDS, eventsPath } from "./event.ts";
+import { timeRange } from "../time-option.ts";
+import { displayedEvent, EVENT_FIELDS, eventsPath } from "./event.ts";
 
 const COMMAND = "events list";
 
@@ -19,12 +16,6 @@ export interface ListEventsOptions extends GlobalOptions {
   readonly since?: string;
   readonly until?: string;
 }
-
-const settings: CommandSettings = {
-  accepts: ["workspace", "raw", "dryRun", "pageAll", "timing"],
-  fields: EVENT_FIELDS,
-  output: "result",
-};
 
 /**
  * The workspace's events, newest first, filtered by type and time: one page (the API's default
@@ -62,28 +53,11 @@ export async function listEvents(
         : `No events in workspace ${session.workspace} match these filters.`,
     );
   }
-  return { data: pages.items, columns: EVENT_FIELDS, raw: pages.bodies.join("\n"), notes };
-}
-
-export function registerList(group: Command, io: CliIo): void {
-  group
-    .command("list")
-    .description("list the workspace's events, newest first: id, type, api_version, created")
-    .addOption(new Option("--type <type>", "only events of this type").choices(EVENT_TYPES))
-    .option("--since <time>", `only events created at or after this time: ${TIME_OPTION_HELP}`)
-    .option("--until <time>", `only events created before this time: ${TIME_OPTION_HELP}`)
-    .addHelpText(
-      "after",
-      `
-Prints the first page (newest first) and says on stderr when there are more; --page-all
-follows every page. created is in Unix seconds, as in the notification. Events are kept for
-the server's eventRetention (30 days by default). Needs the events:read scope.
-
-Examples:
-  $ svc events list
-  $ svc events list --type job.failed --since 2h
-  $ svc events list --since 2026-11-25T00:00:00Z --until 2026-11-26T00:00:00Z --page-all --json
-  $ svc events list --since 7d --page-all --field id`,
-    )
-    .action(action<ListEventsOptions>(io, settings, (options) => listEvents(options, io)));
+  return {
+    data: pages.items,
+    displayed: pages.items.map(displayedEvent),
+    columns: EVENT_FIELDS,
+    raw: pages.bodies.join("\n"),
+    notes,
+  };
 }

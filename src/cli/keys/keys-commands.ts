@@ -6,7 +6,6 @@ import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import { OPERATOR_KEY_HELP } from "../workspaces/workspaces-commands.ts";
 import type { CreateOptions } from "./create.ts";
-import { KEY_FIELDS } from "./key-api.ts";
 
 /**
  * `svc keys`: a workspace's API keys over the platform API (decision 42), for an operator key.
@@ -15,12 +14,12 @@ import { KEY_FIELDS } from "./key-api.ts";
 
 const LIST: CommandSettings = {
   accepts: ["workspace", "raw", "dryRun", "pageAll", "timing"],
-  fields: KEY_FIELDS,
+  fields: async () => (await import("./key-api.ts")).KEY_FIELDS,
   output: "result",
 };
 const CREATE: CommandSettings = {
   accepts: ["workspace", "raw", "dryRun", "timing"],
-  fields: [...KEY_FIELDS, "key_file"],
+  fields: async () => [...(await import("./key-api.ts")).KEY_FIELDS, "key_file"],
   output: "secret",
 };
 const REVOKE: CommandSettings = {

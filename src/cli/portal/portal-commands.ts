@@ -4,8 +4,7 @@ import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import { OPERATOR_KEY_HELP } from "../workspaces/workspaces-commands.ts";
 import type { LinkOptions } from "./link-create.ts";
-import { membersOf } from "../../contract/common.ts";
-import { PORTAL_ROLES, portalLinkSchema, portalSessionsEndedSchema } from "./portal-api.ts";
+import { PORTAL_ROLES } from "../../interfaces.ts";
 
 /**
  * `svc portal-link create` and `svc portal-sessions end`: a workspace's customer portal over
@@ -16,11 +15,17 @@ import { PORTAL_ROLES, portalLinkSchema, portalSessionsEndedSchema } from "./por
 
 const LINK: CommandSettings = {
   accepts: ["workspace", "raw", "dryRun", "timing"],
-  fields: membersOf(portalLinkSchema),
+  fields: async () => {
+    const { membersOf } = await import("../../contract/common.ts");
+    return membersOf((await import("./portal-api.ts")).portalLinkSchema);
+  },
 };
 const END: CommandSettings = {
   accepts: ["workspace", "raw", "dryRun", "timing"],
-  fields: membersOf(portalSessionsEndedSchema),
+  fields: async () => {
+    const { membersOf } = await import("../../contract/common.ts");
+    return membersOf((await import("./portal-api.ts")).portalSessionsEndedSchema);
+  },
   output: "result",
 };
 

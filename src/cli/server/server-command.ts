@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { systemClock } from "../../interfaces.ts";
 import { action } from "../command.ts";
-import { addDatabaseOptions, configFrom, type DatabaseFlags } from "../database-options.ts";
+import { addDatabaseOptions, type DatabaseFlags } from "../database-options.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 
@@ -54,8 +54,9 @@ Examples:
     );
   addDatabaseOptions(command).action(
     action<ServerOptions>(io, { accepts: [] }, async (options) => {
-      const config = configFrom(options, io.env);
       // Loaded here, not at the top: every other command starts faster without the server.
+      const { configFrom } = await import("../database-config.ts");
+      const config = configFrom(options, io.env);
       const { createLogger } = await import("../../lib/logger.ts");
       const { startServer } = await import("../../runtime/server.ts");
       const { startTracing } = await import("../../observability/tracing/tracing.ts");

@@ -1,22 +1,15 @@
-import type { Command } from "commander";
 import { AppError } from "../../errors.ts";
 import { ExclusiveFile } from "../../lib/exclusive-file.ts";
 import type { ApiRequest } from "../client/http.ts";
-import { idempotencyKey, idempotencyKeyOption } from "../client/idempotency-key.ts";
+import { idempotencyKey } from "../client/idempotency-key.ts";
 import { openSession } from "../client/session.ts";
-import { action, type CommandSettings } from "../command.ts";
 import { dryRunResult } from "../dry-run.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import { errorCode, intoNewFile } from "../new-file.ts";
 import type { CommandResult } from "../output.ts";
 import { requireOption, usageError } from "../usage.ts";
-import {
-  createdDestinationSchema,
-  DESTINATION_FIELDS,
-  webhooksPath,
-  withoutSecret,
-} from "./destination.ts";
+import { createdDestinationSchema, webhooksPath, withoutSecret } from "./destination.ts";
 import { parseBody } from "../client/api-paths.ts";
 import { destinationBody, type DestinationFlags } from "./destination-input.ts";
 
@@ -26,12 +19,6 @@ const REDACTED = "[redacted]";
 export interface CreateOptions extends GlobalOptions, DestinationFlags {
   readonly idempotencyKey?: string;
 }
-
-const settings: CommandSettings = {
-  accepts: ["workspace", "raw", "dryRun", "stdin", "timing"],
-  fields: [...DESTINATION_FIELDS, "secret", "secret_file"],
-  output: "secret",
-};
 
 /**
  * Registers a destination. The secret file is created (new, mode 0600) before the request is
@@ -87,39 +74,4 @@ export async function createWebhook(options: CreateOptions, io: CliIo): Promise<
       `Signing secret saved to ${secretFile} (mode 0600); it is issued only this once, so keep the file.`,
     ],
   };
-}
-
-export function registerCreate(group: Command, io: CliIo): void {
-  group
-    .command("create")
-    .description("register a destination; its signing secret is saved to the --output file")
-    .option("--url <https-url>", "where notifications are sent: https://, at most 2048 characters")
-    .option(
-      "--events <csv>",
-      "comma-separated: *, job.completed, job.failed, collection.completed (default: *)",
-    )
-    .addOption(idempotencyKeyOption())
-    .usage("--url <https-url> --output <path> [options]")
-    .addHelpText(
-      "after",
-      `
---output <path> (required) is the new file the signing secret is saved to: created before the
-request is sent, never overwritten, never through a symlink, mode 0600, and its directory must
-be writable, so a bad path registers nothing. The file holds the secret alone (whsec_…, no
-newline): it is the HMAC-SHA256 key that verifies notifications. Stdout shows the new
-destination with the secret redacted. The destination is active at once; no test notification
-is sent.
-
-With --stdin, a JSON object {"url": "...", "events": [...]} is read from standard input;
-a flag given as well wins over the same member of the JSON.
-
-Examples:
-  $ svc webhooks create --url https://example.com/hooks --output whsec.txt
-  $ svc webhooks create --url https://example.com/hooks --events job.completed,job.failed \\
-      --output whsec.txt --idempotency-key 9c1e7a
-  $ echo '{"url":"https://example.com/hooks","events":["*"]}' | \\
-      svc webhooks create --stdin --output whsec.txt --json
-  $ svc webhooks create --url https://example.com/hooks --output whsec.txt --dry-run`,
-    )
-    .action(action<CreateOptions>(io, settings, (options) => createWebhook(options, io)));
 }

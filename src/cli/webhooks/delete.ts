@@ -1,9 +1,7 @@
-import type { Command } from "commander";
 import { AppError } from "../../errors.ts";
 import type { ApiRequest } from "../client/http.ts";
-import { idempotencyKey, idempotencyKeyOption } from "../client/idempotency-key.ts";
+import { idempotencyKey } from "../client/idempotency-key.ts";
 import { openSession } from "../client/session.ts";
-import { action, type CommandSettings } from "../command.ts";
 import { dryRunResult } from "../dry-run.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
@@ -13,12 +11,6 @@ import { deletionSchema, webhookPath } from "./destination.ts";
 import { parseBody } from "../client/api-paths.ts";
 
 const COMMAND = "webhooks delete";
-
-const settings: CommandSettings = {
-  accepts: ["workspace", "raw", "dryRun", "yes", "timing"],
-  fields: ["id", "deleted"],
-  output: "result",
-};
 
 /**
  * Deletes a destination once confirmed: by `--yes`, or by a person at the prompt. Without a
@@ -53,25 +45,4 @@ export async function deleteWebhook(
   }
   const response = await session.send(request);
   return { data: parseBody(deletionSchema, response), raw: response.text };
-}
-
-export function registerDelete(group: Command, io: CliIo): void {
-  group
-    .command("delete")
-    .description("delete a destination (asks first on a terminal; --yes skips the question)")
-    .argument("<id>", "the destination's id (dst_…)")
-    .addOption(idempotencyKeyOption())
-    .addHelpText(
-      "after",
-      `
-On a terminal it asks for confirmation; anything but y or yes cancels. Without a terminal
-(a script, CI) it refuses unless --yes is given. Prints "deleted: true" on success.
-
-Examples:
-  $ svc webhooks delete dst_5f0c2a9e81b34d7c6a1e0f93
-  $ svc webhooks delete dst_5f0c2a9e81b34d7c6a1e0f93 --yes --json`,
-    )
-    .action(
-      action<DeleteOptions>(io, settings, (options, [id = ""]) => deleteWebhook(options, id, io)),
-    );
 }

@@ -1,8 +1,6 @@
-import type { Command } from "commander";
 import { openSession } from "../client/session.ts";
 import type { ApiRequest } from "../client/http.ts";
 import { PAGE_ALL_DRY_RUN_NOTE, pageQuery, readPages } from "../client/pages.ts";
-import { action, type CommandSettings } from "../command.ts";
 import { dryRunResult } from "../dry-run.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
@@ -15,12 +13,6 @@ import {
 } from "./destination.ts";
 
 const COMMAND = "webhooks list";
-
-const settings: CommandSettings = {
-  accepts: ["workspace", "raw", "dryRun", "pageAll", "timing"],
-  fields: DESTINATION_FIELDS,
-  output: "result",
-};
 
 /**
  * The workspace's destinations, newest first: one page (the API's default size) and a hint on
@@ -51,23 +43,4 @@ export async function listWebhooks(options: GlobalOptions, io: CliIo): Promise<C
     notes.push(`No webhook destinations in workspace ${session.workspace}.`);
   }
   return { data: destinations, columns: DESTINATION_FIELDS, raw: pages.bodies.join("\n"), notes };
-}
-
-export function registerList(group: Command, io: CliIo): void {
-  group
-    .command("list")
-    .description("list the workspace's destinations: id, url, events, active and timestamps")
-    .addHelpText(
-      "after",
-      `
-Prints the first page (newest first) and says on stderr when there are more; --page-all
-follows every page. Signing secrets are never shown. --json prints {"ok":true,"data":[…]}.
-
-Examples:
-  $ svc webhooks list
-  $ svc webhooks list --page-all --json
-  $ svc webhooks list --fields id,url,active
-  $ svc webhooks list --page-all --field id`,
-    )
-    .action(action<GlobalOptions>(io, settings, (options) => listWebhooks(options, io)));
 }

@@ -4,7 +4,6 @@ import { action, type CommandSettings } from "../command.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import { collectPairs } from "./metadata-option.ts";
-import { WORKSPACE_FIELDS } from "./workspace-api.ts";
 import type { CreateOptions } from "./create.ts";
 import type { DeleteOptions } from "./delete.ts";
 import type { ListOptions } from "./list.ts";
@@ -18,7 +17,7 @@ import type { UpdateOptions } from "./update.ts";
 
 const ONE: CommandSettings = {
   accepts: ["raw", "dryRun", "timing"],
-  fields: WORKSPACE_FIELDS,
+  fields: async () => (await import("./workspace-api.ts")).WORKSPACE_FIELDS,
   output: "result",
 };
 const LIST: CommandSettings = { ...ONE, accepts: [...ONE.accepts, "pageAll"] };

@@ -103,9 +103,23 @@ async function selectFanOutsOver(
  * Parameters: $1 true, $2–$5 the lease (0, 0, null, [] for none), the batch $6.
  */
 function insertDeliveries(db: Database): string {
+  return `${matchedCte(db, false)}, ${numberedCte("matched")}
+     ${deliveriesInsert}`;
+}
+
+/**
+ * The CTE `matched`: a row per delivery the batch would queue. With `forWorker` (PostgreSQL's
+ * one statement), also what a worker needs of its destination, so that the statement returns
+ * it without reading the destination again, and the destination's kind, which its fan-out
+ * counts; SQLite reads those after its INSERT (`selectClaimed`), and sorts less without them.
+ */
+function matchedCte(db: Database, forWorker: boolean): string {
+  const destination = forWorker
+    ? "d.url, d.active, d.deleted_at, d.secret_ciphertext, d.circuit_opens, d.kind,"
+    : "";
   return `matched AS (
        SELECT b.id AS event_id, d.id AS destination_id, b.workspace_id, b.type, b.created_at,
-              b.position, d.seq AS destination_seq,
+              b.position, d.seq AS destination_seq, ${destination}
               CASE WHEN d.circuit_open_until > b.created_at THEN d.circuit_open_until
                    ELSE b.created_at END AS due_at,
               CASE WHEN d.circuit_opens = 0 AND d.kind = 'webhook'
@@ -115,12 +129,18 @@ function insertDeliveries(db: Database): string {
        JOIN destinations d ON d.workspace_id = b.workspace_id
        WHERE d.active = $1 AND d.deleted_at IS NULL
          AND EXISTS (SELECT 1 FROM destination_events s
-                     WHERE s.destination_id = d.id AND s.event IN (b.type, '*'))),
-     numbered AS (
+                     WHERE s.destination_id = d.id AND s.event IN (b.type, '*')))`;
+}
+
+/** The CTE `numbered`: the deliveries of `source` (`matched`, or what is kept of it) in order. */
+function numberedCte(source: string): string {
+  return `numbered AS (
        SELECT matched.*,
               ROW_NUMBER() OVER (PARTITION BY takeable ORDER BY position, destination_seq) AS n
-       FROM matched)
-     INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
+       FROM ${source})`;
+}
+
+const deliveriesInsert = `INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
                              attempts, next_attempt_at, lease_owner, created_at, updated_at,
                              listen_due_at)
      SELECT event_id, destination_id, workspace_id, type, 'pending', 0,
@@ -132,7 +152,6 @@ function insertDeliveries(db: Database): string {
      FROM numbered
      ORDER BY position, destination_seq
      RETURNING seq, event_id, destination_id, event_type, attempts, retry_base, lease_owner`;
-}
 
 /**
  * The transactional outbox, for a batch of events: the events and their deliveries are one
@@ -141,9 +160,8 @@ function insertDeliveries(db: Database): string {
  * claimed under \`lease\` as \`claimDueDeliveries\` would claim them, and returned ready to send.
  * An event that would reach more webhook destinations than its \`fanOutLimits\` entry (decision
  * 39) is refused whole: neither it nor any delivery of it is written, and the others go on.
- * PostgreSQL counts before its statement, SQLite in the same transaction: on PostgreSQL a
- * destination created meanwhile may add one more, a bound that is a guard, not an invariant
- * (the destination limit is the invariant).
+ * PostgreSQL counts in the statement that writes (from the deliveries it matched), SQLite in
+ * the same transaction, before its writes.
  *
  * The same SQL on both engines, in the form each runs fastest. PostgreSQL runs it as one
  * statement (the events' INSERT a data-modifying CTE), so a batch costs one round trip and
@@ -157,25 +175,33 @@ export async function publishEvents(
   fanOutLimits: readonly number[],
 ): Promise<PublishedBatch> {
   if (events.length === 0) return { queued: [], refused: new Map(), handed: [] };
-  const write = async (executor: SqlExecutor, writeBatch: BatchWriter) => {
-    const refused = await selectRefusedFanOuts(db, executor, events, fanOutLimits);
+  if (db.writesInCtes) {
+    const written = await writeInOneStatement(db, events, lease, fanOutLimits);
+    return summary(events, written.refused, written);
+  }
+  return db.transaction(async (tx) => {
+    const refused = await selectRefusedFanOuts(db, tx, events, fanOutLimits);
     const kept = events.filter((_event, position) => !refused.has(position));
-    const written = kept.length === 0 ? { rows: [], handed: [] } : await writeBatch(kept);
-    const counts = new Map<string, number>();
-    for (const { event_id } of written.rows) counts.set(event_id, (counts.get(event_id) ?? 0) + 1);
-    const queued = events.map((event, position) =>
-      refused.has(position) ? null : (counts.get(event.id) ?? 0),
-    );
-    return { queued, refused, handed: written.handed };
-  };
-  if (db.writesInCtes) return write(db, (kept) => writeInOneStatement(db, kept, lease));
-  return db.transaction((tx) => write(tx, (kept) => writeInTransaction(db, tx, kept, lease)));
+    const written =
+      kept.length === 0 ? { rows: [], handed: [] } : await writeInTransaction(db, tx, kept, lease);
+    return summary(events, refused, written);
+  });
+}
+
+function summary(
+  events: readonly NewEvent[],
+  refused: ReadonlyMap<number, number>,
+  written: { rows: readonly WrittenRow[]; handed: ClaimedDelivery[] },
+): PublishedBatch {
+  const counts = new Map<string, number>();
+  for (const { event_id } of written.rows) counts.set(event_id, (counts.get(event_id) ?? 0) + 1);
+  const queued = events.map((event, position) =>
+    refused.has(position) ? null : (counts.get(event.id) ?? 0),
+  );
+  return { queued, refused, handed: written.handed };
 }
 
 type WrittenRow = ClaimedRow & { lease_owner: string | null };
-type BatchWriter = (
-  events: readonly NewEvent[],
-) => Promise<{ rows: WrittenRow[]; handed: ClaimedDelivery[] }>;
 
 /**
  * The events over their own fan-out limit, by position, with their fan-outs: those the
@@ -205,36 +231,72 @@ function leaseValues(lease: PublishLease | null): SqlValue[] {
   ];
 }
 
-/** PostgreSQL: the events and their deliveries in one statement (the events' INSERT a CTE). */
+/**
+ * PostgreSQL: the events and their deliveries in one statement (the events' INSERT a CTE),
+ * which also counts each event's fan-out from the deliveries it matched and leaves out the
+ * events over their limit ($7, by position), returned as rows of their own
+ * (\`refused_position\`, \`fan_out\`).
+ */
 async function writeInOneStatement(
   db: Database,
   events: readonly NewEvent[],
   lease: PublishLease | null,
-): Promise<{ rows: WrittenRow[]; handed: ClaimedDelivery[] }> {
-  const rows = await db.query<WrittenRow>(
+  fanOutLimits: readonly number[],
+): Promise<{ rows: WrittenRow[]; handed: ClaimedDelivery[]; refused: Map<number, number> }> {
+  const smallest = Math.min(...fanOutLimits);
+  const all = await db.query<
+    WrittenRow & { refused_position: number | null; fan_out: number | string | null }
+  >(
     `WITH ${batchTable(db, "$6")},
+     ${matchedCte(db, true)},
+     refused AS (
+       SELECT m.position, COUNT(*) AS fan_out
+       FROM matched m
+       JOIN (SELECT CAST(l.value AS BIGINT) AS fan_out_limit, l.ordinality - 1 AS position
+             FROM jsonb_array_elements_text(CAST($7 AS JSONB)) WITH ORDINALITY l) l
+         ON l.position = m.position
+       WHERE m.kind = 'webhook'
+       GROUP BY m.position, l.fan_out_limit
+       HAVING COUNT(*) > l.fan_out_limit),
      ev AS (INSERT INTO events (id, workspace_id, type, body, api_version, created_at,
                         traceparent)
             SELECT id, workspace_id, type, body, api_version, created_at, traceparent
-            FROM batch ORDER BY position
+            FROM batch WHERE position NOT IN (SELECT position FROM refused)
+            ORDER BY position
             RETURNING id),
-     ins AS (WITH ${insertDeliveries(db)})
+     ${numberedCte("matched WHERE position NOT IN (SELECT position FROM refused)")},
+     ins AS (${deliveriesInsert})
      SELECT ins.seq, ins.event_id, ins.event_type, ins.attempts, ins.retry_base, ins.lease_owner,
             CASE WHEN ins.lease_owner IS NULL THEN NULL ELSE b.body END AS body,
             b.traceparent,
-            d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
-            d.workspace_id, d.circuit_opens
+            m.destination_id, m.url, m.active, m.deleted_at, m.secret_ciphertext,
+            m.workspace_id, m.circuit_opens,
+            CAST(NULL AS INTEGER) AS refused_position, CAST(NULL AS BIGINT) AS fan_out
      FROM ins
      JOIN batch b ON b.id = ins.event_id
-     JOIN destinations d ON d.id = ins.destination_id
-     ORDER BY ins.seq`,
-    [...leaseValues(lease), batchValue(events)],
+     JOIN numbered m ON m.event_id = ins.event_id AND m.destination_id = ins.destination_id
+     UNION ALL
+     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+            NULL, position, fan_out
+     FROM refused
+     ORDER BY seq`,
+    [
+      ...leaseValues(lease),
+      batchValue(events),
+      JSON.stringify(events.map((_event, position) => fanOutLimits[position] ?? smallest)),
+    ],
   );
+  const refused = new Map<number, number>();
+  const rows: WrittenRow[] = [];
+  for (const row of all) {
+    if (row.refused_position === null) rows.push(row);
+    else refused.set(row.refused_position, Number(row.fan_out));
+  }
   const token = lease?.token ?? "";
   const handed = rows
     .filter((row) => row.lease_owner !== null)
     .map((row) => toClaimedDelivery(row, token));
-  return { rows, handed };
+  return { rows, handed, refused };
 }
 
 /** SQLite: the two INSERTs and the claim's SELECT, in the caller's transaction. */

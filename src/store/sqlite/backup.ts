@@ -7,7 +7,7 @@ import { DatabaseSync } from "node:sqlite";
 import { AppError } from "../../errors.ts";
 import { formatByteSize } from "../../lib/byte-size.ts";
 import { ExclusiveFile } from "../../lib/exclusive-file.ts";
-import type { RestoreCheckAnswer, RestoreCheckRequest } from "./restore-check.ts";
+import type { RestoreCheckAnswer, RestoreCheckRequest, SealedWith } from "./restore-check.ts";
 
 /**
  * Online backups of a SQLite database by `VACUUM INTO` (not node:sqlite's `backup()`): it
@@ -114,7 +114,11 @@ async function checkSize(input: string, limits: RestoreLimits): Promise<void> {
  * `quick_check` reads the copy. SQLite cannot be interrupted from JavaScript, even in a
  * worker thread; a process can always be killed.
  */
-async function checkAndCopy(input: string, copy: string, limits: RestoreLimits): Promise<void> {
+async function checkAndCopy(
+  input: string,
+  copy: string,
+  limits: RestoreLimits,
+): Promise<SealedWith> {
   const child = fork(new URL("./restore-check.js", import.meta.url), [], {
     execArgv: [],
     stdio: ["ignore", "ignore", "pipe", "ipc"],
@@ -167,6 +171,7 @@ async function checkAndCopy(input: string, copy: string, limits: RestoreLimits):
       );
     }
     if (result.refused !== null) throw refused(input, result.refused);
+    return result.sealedWith ?? { keyCheck: null, sample: null };
   } finally {
     clearTimeout(timer);
     // Killed whatever the outcome, and waited for: the copy is removed after, never while
@@ -181,12 +186,14 @@ async function checkAndCopy(input: string, copy: string, limits: RestoreLimits):
  * and copied (`checkAndCopy`) into a new 0600 file beside the target, then renamed over it, so
  * the target is at every moment either the old database or the whole new one. The old
  * database's WAL and shared memory are removed before the rename: replayed onto the new file,
- * they would corrupt it. A refusal leaves nothing behind.
+ * they would corrupt it. A refusal leaves nothing behind. `acceptKey` is shown what the
+ * backup's secrets are sealed with, before anything is replaced: it throws to refuse the backup.
  */
 export async function restoreSqlite(
   input: string,
   database: string,
   limits: RestoreLimits = defaultRestoreLimits,
+  acceptKey: (sealedWith: SealedWith) => Promise<void> = () => Promise.resolve(),
 ): Promise<{ bytes: number }> {
   requireFile(input, "backup");
   await checkSize(input, limits);
@@ -195,7 +202,8 @@ export async function restoreSqlite(
   const temporary = `${target}.restoring-${randomBytes(6).toString("hex")}`;
   const file = await ExclusiveFile.create(temporary);
   try {
-    await checkAndCopy(input, temporary, limits);
+    const sealedWith = await checkAndCopy(input, temporary, limits);
+    await acceptKey(sealedWith);
     await file.keep();
     if (existsSync(target)) refuseWhileInUse(target);
     await rm(`${target}-wal`, { force: true });

@@ -7,7 +7,9 @@
  * stuck in a statement ignores `terminate()`), and a process can be killed at its deadline.
  */
 import { DatabaseSync } from "node:sqlite";
-import type { SqlValue } from "../database.ts";
+import type { SqlExecutor, SqlValue } from "../database.ts";
+import { someSealedSecret, type SealedValue } from "../sql/sealed-values.ts";
+import { ENCRYPTION_KEY_CHECK, readSetting } from "../sql/settings.ts";
 import { migrate } from "../migrate.ts";
 import {
   readSchemaShape,
@@ -15,7 +17,7 @@ import {
   schemaDifferences,
   type SchemaShape,
 } from "./schema-shape.ts";
-import { SqliteDatabase } from "./sqlite-database.ts";
+import { SqliteDatabase, toSqlitePlaceholders } from "./sqlite-database.ts";
 
 /** What the parent sends. */
 export interface RestoreCheckRequest {
@@ -26,6 +28,18 @@ export interface RestoreCheckRequest {
 /** What the child answers: null when `copy` holds the checked backup, else why it is refused. */
 export interface RestoreCheckAnswer {
   readonly refused: string | null;
+  /** Of a backup not refused: what tells the key its secrets are sealed with. */
+  readonly sealedWith?: SealedWith;
+}
+
+/**
+ * The check value of the key a backup's secrets are sealed with (null in a backup made before
+ * check values), and one of its sealed secrets (null when it has none): what `svc admin
+ * restore` compares its key with before it replaces the database.
+ */
+export interface SealedWith {
+  readonly keyCheck: string | null;
+  readonly sample: SealedValue | null;
 }
 
 /**
@@ -106,7 +120,7 @@ async function checkSchema(read: Read, expected: { shape: SchemaShape; migration
   }
 }
 
-async function checkAndCopy({ input, copy }: RestoreCheckRequest): Promise<void> {
+async function checkAndCopy({ input, copy }: RestoreCheckRequest): Promise<SealedWith> {
   const expected = await reference();
   let source: ReturnType<typeof openUntrusted>;
   try {
@@ -130,6 +144,15 @@ async function checkAndCopy({ input, copy }: RestoreCheckRequest): Promise<void>
     const [check] = await copied.read("PRAGMA quick_check");
     if (check?.quick_check !== "ok")
       throw new Refusal(`is damaged (${String(check?.quick_check)})`);
+    // Its schema is svc's: its tables are read as svc reads them.
+    const tables: SqlExecutor = {
+      query: (sql, params) => copied.read(toSqlitePlaceholders(sql), params) as never,
+      execute: () => Promise.reject(new Error("the copy is only read")),
+    };
+    return {
+      keyCheck: await readSetting(tables, ENCRYPTION_KEY_CHECK),
+      sample: await someSealedSecret(tables),
+    };
   } finally {
     copied.db.close();
   }
@@ -140,17 +163,20 @@ function messageOf(error: unknown): string {
 }
 
 process.once("message", (request: RestoreCheckRequest) => {
-  const answer = (refused: string | null) => {
-    process.send?.({ refused } satisfies RestoreCheckAnswer, () => {
+  const answer = (message: RestoreCheckAnswer) => {
+    process.send?.(message, () => {
       process.disconnect();
     });
   };
   checkAndCopy(request).then(
-    () => {
-      answer(null);
+    (sealedWith) => {
+      answer({ refused: null, sealedWith });
     },
     (error: unknown) => {
-      answer(error instanceof Refusal ? error.message : `could not be read (${messageOf(error)})`);
+      answer({
+        refused:
+          error instanceof Refusal ? error.message : `could not be read (${messageOf(error)})`,
+      });
     },
   );
 });

@@ -15,7 +15,7 @@ import { BackgroundCheckpointer, defaultWalSizeLimit } from "./checkpointer.ts";
 import { asStorageFull } from "./storage-errors.ts";
 
 /** SQLite numbers its parameters `?1`, `?2`…; the store writes `$1`, `$2`… as PostgreSQL does. */
-function toSqlitePlaceholders(sql: string): string {
+export function toSqlitePlaceholders(sql: string): string {
   return sql.replace(/\$(\d+)/g, "?$1");
 }
 

@@ -1,0 +1,3 @@
+-- Nothing on SQLite: PostgreSQL's 000017 drops three foreign keys whose per-row checks cost
+-- its backends CPU, WAL and row locks (issue 32, decision 49). SQLite checks a foreign key
+-- with an in-process lookup, and dropping one would rebuild the table; its keys stay.
