@@ -1,6 +1,6 @@
 /**
  * Abuse resistance under load (issue 27, decision 37): `npm run bench:abuse [-- --postgres]
- * [--seconds 30] [--slow 3000] [--without-stats]`. A real `svc server` with its default
+ * [--seconds 30] [--slow 3000] [--without-stats] [--hammer] [--request-rate N]`. A real `svc server` with its default
  * settings, on a workspace seeded with 100,000 delivery attempts of the last day, for
  * `--seconds` at once:
  * - `--slow` slow-body connections (headers, then a byte every 5 s; a new one as soon as the
@@ -8,7 +8,10 @@
  *   under the per-address cap (256) and every one is accepted: the worst case for memory,
  *   which only the request deadline bounds;
  * - 10 clients asking `GET …/delivery-stats?destination=<random id>` in a loop with an
- *   `events:read` key (`--without-stats` leaves them out), from 127.0.0.2;
+ *   `events:read` key (`--without-stats` leaves them out), from 127.0.0.2. The server keeps its
+ *   default request budget (decision 45: 100 requests a second per key, 200 at once); the
+ *   clients wait as long as a 429's `Retry-After` says, as svc's client does, unless
+ *   `--hammer`, where they send again at once, as an attacker would;
  * - a probe asking `/healthz` every 50 ms over a new connection from 127.0.0.1 (1 s: failed),
  *   in a thread of its own so that the slow clients' work does not count in its times;
  * - the server's RSS sampled every 500 ms (/proc/<pid>/status).
@@ -16,7 +19,7 @@
  * `rssBoundMb`) and whether they were met. Loopback only; ends by itself.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { Agent, request } from "undici";
@@ -31,6 +34,9 @@ import { argument, percentile, progress, round } from "./stats.ts";
 const seconds = Number(argument("--seconds") ?? 40);
 const slowCount = Number(argument("--slow") ?? 3000);
 const withStats = !process.argv.includes("--without-stats");
+const hammer = process.argv.includes("--hammer");
+/** `--request-rate N`: the server's `requestRate` (0: no budget); its default otherwise. */
+const requestRate = argument("--request-rate");
 const attempts = 100_000;
 const destinationCount = 10;
 const statsClients = 10;
@@ -76,8 +82,27 @@ async function loop<T>(until: number, task: () => Promise<T>, pauseMs = 0): Prom
   return results;
 }
 
-/** 10 destinations, 100,000 attempts; an `events:read` key. */
-async function seed(service: BenchService & OperatorAccess, database: string): Promise<string> {
+/** A new key of the bench's workspace with `scopes`. */
+async function newKey(service: BenchService & OperatorAccess, scopes: string): Promise<string> {
+  const keyFile = join(tmpdir(), `svc-bench-abuse-${process.pid}-${Date.now()}.key`);
+  await service.svc([
+    "admin",
+    "keys",
+    "create",
+    "--workspace",
+    service.workspaceId,
+    "--scopes",
+    scopes,
+    "--output",
+    keyFile,
+  ]);
+  const key = (await readFile(keyFile, "utf8")).trim();
+  await rm(keyFile);
+  return key;
+}
+
+/** 10 destinations, 100,000 attempts. */
+async function seed(service: BenchService & OperatorAccess, database: string): Promise<void> {
   const destinationIds: string[] = [];
   for (let index = 0; index < destinationCount; index += 1) {
     const created = await service.call("POST", "/webhooks", {
@@ -94,27 +119,16 @@ async function seed(service: BenchService & OperatorAccess, database: string): P
     count: attempts,
     now: Date.now(),
   });
-  const keyFile = join(tmpdir(), `svc-bench-abuse-${process.pid}-${Date.now()}.key`);
-  await service.svc([
-    "admin",
-    "keys",
-    "create",
-    "--workspace",
-    service.workspaceId,
-    "--scopes",
-    "events:read",
-    "--output",
-    keyFile,
-  ]);
-  const key = (await readFile(keyFile, "utf8")).trim();
-  await rm(keyFile);
-  return key;
 }
 
 const randomId = () =>
   `dst_${Array.from({ length: 24 }, () => Math.floor(Math.random() * 16).toString(16)).join("")}`;
 
-async function measure(service: BenchService, readKey: string) {
+/**
+ * `readKey`: the statistics clients'; `slowKey`: the slow bodies', another key, so that the
+ * budget each spends is its own (decision 45: one key's flood does not refuse another's).
+ */
+async function measure(service: BenchService, readKey: string, slowKey: string) {
   const port = Number(new URL(service.url).port);
   const stats = new Agent({ connections: statsClients, localAddress: "127.0.0.2" });
   const statsOnce = async (): Promise<{ ms: number; status: number }> => {
@@ -125,7 +139,12 @@ async function measure(service: BenchService, readKey: string) {
         { dispatcher: stats, headers: { authorization: `Bearer ${readKey}` } },
       );
       await response.body.dump();
-      return { ms: performance.now() - started, status: response.statusCode };
+      const ms = performance.now() - started;
+      const retryAfter = Number(response.headers["retry-after"] ?? 1);
+      if (response.statusCode === 429 && !hammer) {
+        await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+      }
+      return { ms, status: response.statusCode };
     } catch {
       return { ms: performance.now() - started, status: 0 };
     }
@@ -139,7 +158,7 @@ async function measure(service: BenchService, readKey: string) {
   const slow = startSlowClients({
     port,
     path: `/v1/workspaces/${service.workspaceId}/events`,
-    token: readKey,
+    token: slowKey,
     count: slowCount,
     addresses: slowAddresses,
     byteEveryMs: 5000,
@@ -170,8 +189,9 @@ async function measure(service: BenchService, readKey: string) {
       alone_ms: round(alone.ms, 1),
       requests: statsAll.length,
       ok: statsAll.filter((run) => run.status === 200).length,
+      refused_429: statsAll.filter((run) => run.status === 429).length,
       statuses: [...new Set(statsAll.map((run) => run.status))],
-      ...latencies(statsAll.map((run) => run.ms)),
+      ...latencies(statsAll.filter((run) => run.status === 200).map((run) => run.ms)),
     },
     rss_mb: {
       before: round(rssBefore),
@@ -206,20 +226,30 @@ try {
     dir,
     caCertPath: ca.caCertPath,
     ...(pg === null ? {} : { database: pg.url }),
+    requestBudget: true,
+    ...(requestRate === undefined ? {} : { extraEnv: { SVC_REQUEST_RATE: requestRate } }),
   });
   started = service;
   try {
     progress(`seeding ${attempts} attempts over ${destinationCount} destinations…`);
     const seedStarted = performance.now();
-    const readKey = await seed(service, pg?.url ?? join(dir, "data", "svc.db"));
+    await seed(service, pg?.url ?? join(dir, "data", "svc.db"));
     progress(`seeded in ${round((performance.now() - seedStarted) / 1000)} s`);
-    const figures = await measure(service, readKey);
+    const figures = await measure(
+      service,
+      await newKey(service, "events:read"),
+      await newKey(service, "events:read"),
+    );
     process.stdout.write(
       `${JSON.stringify({
         engine: pg === null ? "sqlite" : "postgres",
         seconds,
         slow_connections: slowCount,
         stats_clients: withStats ? statsClients : 0,
+        request_rate:
+          requestRate === undefined ? "default (100/s, burst 200)" : Number(requestRate),
+        stats_clients_on_429: hammer ? "send again at once" : "wait Retry-After",
+        load_average: loadavg().map((load) => round(load, 1)),
         targets: { healthz_p99_ms: healthzP99TargetMs, rss_mb: rssBoundMb },
         ...figures,
       })}\n`,

@@ -83,6 +83,11 @@ export async function startBenchService(options: {
   /** The `svc` to run: another build's `dist/src/bin/svc.js`; this tree's by default. */
   svcBin?: string;
   /**
+   * Keep the request budget (`requestRate`, decision 45) at its default; else it is off: the
+   * throughput benches drive one key far past it, to measure the engine, not the budget.
+   */
+  requestBudget?: boolean;
+  /**
    * `--role worker` processes to start beside the server on its database (PostgreSQL); the
    * server then runs `--role api`. None by default: one `--role all` server.
    */
@@ -97,6 +102,7 @@ export async function startBenchService(options: {
     NODE_EXTRA_CA_CERTS: options.caCertPath,
     SVC_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
     ...(options.database === undefined ? {} : { SVC_DATABASE_URL: options.database }),
+    ...(options.requestBudget === true ? {} : { SVC_REQUEST_RATE: "0" }),
     ...(options.workers === undefined ? {} : { SVC_ROLE: "api" }),
     ...options.extraEnv,
   };

@@ -7,7 +7,7 @@
 /** Exit statuses of `svc`. Documented in docs/cli.md ("Errors and exit statuses") and docs/errors.md. */
 export const ExitStatus = {
   ok: 0,
-  /** An unexpected failure (a bug, or the server answered 5xx). */
+  /** An unexpected failure (a bug, or the server answered 5xx; or a request budget spent, 429). */
   failure: 1,
   /** The command line or its input was wrong; nothing was sent. */
   usage: 2,
@@ -26,7 +26,7 @@ export type ExitStatus = (typeof ExitStatus)[keyof typeof ExitStatus];
 
 export const exitStatusMeanings: Record<ExitStatus, string> = {
   0: "success",
-  1: "unexpected failure (a bug, or the server answered 5xx); operator command refused; refused to start (Node too old, data directory or key file refused, another encryption key)",
+  1: "unexpected failure (a bug, or the server answered 5xx, or 429 too_many_requests after svc's own retries); operator command refused; refused to start (Node too old, data directory or key file refused, another encryption key)",
   2: "usage error: the command line or its input was wrong, and nothing was sent",
   3: "the API rejected the request as invalid (HTTP 400, 409)",
   4: "missing or bad credentials, no access to the workspace or scope, or too many failed sign-ins (HTTP 401, 403, 429)",
@@ -124,6 +124,12 @@ export const errorCatalog = {
     exit: ExitStatus.auth,
     message:
       "Too many failed sign-ins for this account or from this address. Wait, then try again (Retry-After says how long).",
+  },
+  too_many_requests: {
+    status: 429,
+    exit: ExitStatus.failure,
+    message:
+      "These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done.",
   },
   workspace_forbidden: {
     status: 403,

@@ -5,7 +5,8 @@ import "./request-context.ts";
  * An access log: one line per request, with its outcome and duration, instead of Fastify's
  * two (one as it arrives, one as it is answered). Fastify's other lines (errors of streams,
  * serializers, unknown routes) stay as they are. Probes (routes marked `probe`) are logged at
- * `debug`: an orchestrator asks every few seconds, and operators read `info` (decision 31).
+ * `debug`: an orchestrator asks every few seconds, and operators read `info` (decision 31); so
+ * are a client's refusals by the request budget after its first in a second (decision 45).
  * Every listener of every role logs through it, in the same one-line JSON.
  *
  * A request whose answer never finished (its client went away, or its connection was cut by
@@ -56,7 +57,10 @@ export class AccessLog extends LogController {
 
   #write(request: FastifyRequest, message: string, line: object): void {
     this.#logged.add(request);
-    if (request.routeOptions.config.probe === true) request.log.debug(line, message);
-    else request.log.info(line, message);
+    if (request.routeOptions.config.probe === true || request.quietLog === true) {
+      request.log.debug(line, message);
+    } else {
+      request.log.info(line, message);
+    }
   }
 }

@@ -19,6 +19,7 @@ import { registerMetrics } from "./metrics.ts";
 import { registerOpenApiRoute } from "./openapi-route.ts";
 import { registerPortalLinkRoutes, registerPortalSessionRoute } from "./portal/routes.ts";
 import { registerProbes } from "./probes.ts";
+import { registerRequestBudget } from "./request-budget.ts";
 import { keepRawJsonBody } from "./raw-body.ts";
 import { registerWebhookRoutes } from "./webhooks/routes.ts";
 import { registerApiKeyRoutes } from "./workspaces/api-key-routes.ts";
@@ -47,6 +48,8 @@ export function buildApi(
   void app.register(fastifyCookie, { hook: false });
   registerMetrics(app, dependencies.metrics);
   refuseWhileClosing(app);
+  // Before authorisation: a request over its client's budget costs no lookup (decision 45).
+  registerRequestBudget(app, dependencies.limits, dependencies.clock);
   keepRawJsonBody(app);
   registerErrorHandling(app);
   registerAuthorisation(app, dependencies.store);

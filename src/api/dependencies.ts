@@ -8,6 +8,7 @@ import type { DeliveryQueue } from "../store/delivery-queue.ts";
 import type { UrlCheckDependencies } from "../net/destination-url.ts";
 import type { ConnectionLimits } from "./connection-limits.ts";
 import type { PortalSettings } from "./portal/settings.ts";
+import type { RequestBudgetLimits } from "./request-budget.ts";
 
 /**
  * The slices of the store the API uses (decision 30): it publishes, but never claims or
@@ -64,10 +65,11 @@ export interface ListenSettings {
 }
 
 /**
- * What one request may bring or make (decisions 28, 39) and what its connection may take
- * (decision 37); each is a setting of the same name.
+ * What one request may bring or make (decisions 28, 39), what its connection may take
+ * (decision 37) and how many requests one client may send (decision 45); each is a setting of
+ * the same name.
  */
-export interface ApiLimits extends ConnectionLimits {
+export interface ApiLimits extends ConnectionLimits, RequestBudgetLimits {
   /** Bytes of a request body, on every route but publishing an event (`requestBodyLimit`). */
   readonly requestBodyLimit: number;
   /** Bytes of a publish's body (`eventBodyLimit`). */

@@ -12,6 +12,11 @@ declare module "fastify" {
     authenticated?: boolean;
     /** `false`: the dashboard's session cookie is refused here (decision 39). */
     cookie?: false;
+    /**
+     * `false`: the request budget does not count it (decision 45): a listen stream, one request
+     * that lasts as long as its session is listened to.
+     */
+    budget?: false;
     /** The setting a route's own `bodyLimit` comes from, named in a 413; else requestBodyLimit. */
     bodyLimitSetting?: "eventBodyLimit";
     /** A probe (/healthz, /readyz, /metrics): answered without credentials, logged at debug. */
@@ -31,6 +36,11 @@ declare module "fastify" {
      * on an operator route, the path's workspace or "" (the server) where it names none.
      */
     authorisedWorkspace?: string;
+    /**
+     * Its access-log line goes at `debug`: one more refusal of a client over its request
+     * budget within a second of the last one logged (decision 45).
+     */
+    quietLog?: boolean;
     /** The idempotency key this request holds, while it runs. */
     idempotency?: { readonly workspaceId: string; readonly key: string };
   }

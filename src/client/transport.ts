@@ -100,10 +100,23 @@ function unreachableReason(error: unknown): string {
   return causeCodes(error).at(-1) ?? (cause instanceof Error ? cause.message : String(cause));
 }
 
-/** Whether the failure of a try is worth another, and after how long (null: give up). */
-export function retryDelay(policy: RetryPolicy, error: unknown, attempt: number): number | null {
+/**
+ * Whether the failure of a try is worth another, and after how long (null: give up). A request
+ * that is not `repeatable` is tried once, unless the request budget refused it (429
+ * `too_many_requests`, decision 45): then nothing was done, so even a change without a key or
+ * a sign-in may go again after `Retry-After`, whatever the policy's statuses.
+ */
+export function retryDelay(
+  policy: RetryPolicy,
+  error: unknown,
+  attempt: number,
+  repeatable = true,
+): number | null {
   if (attempt >= policy.maxAttempts || !(error instanceof SvcApiError)) return null;
+  const overBudget = error.code === "too_many_requests";
+  if (!repeatable && !overBudget) return null;
   const answered =
+    overBudget ||
     policy.retryStatuses.includes(error.status) ||
     (error.status === 409 && error.code === "idempotency_in_progress");
   const lost =
@@ -194,10 +207,9 @@ export class Transport {
 
   #withRetries<T>(options: SendOptions, once: () => Promise<T>): Promise<T> {
     const { retry, onRetry } = this.#options;
-    const policy = options.repeatable ? retry : { ...retry, maxAttempts: 1 };
     return withRetries(
       once,
-      (error, attempt) => retryDelay(policy, error, attempt),
+      (error, attempt) => retryDelay(retry, error, attempt, options.repeatable),
       onRetry === undefined
         ? undefined
         : (error, delayMs, nextAttempt) => {

@@ -239,6 +239,16 @@ const schema = z
      */
     connectionLimitPerIp: z.coerce.number().int().min(0).max(1_000_000),
     /**
+     * Requests per second one client may send, on average: each API key, session or portal
+     * session, and each address (IPv4, or IPv6 /64) for requests without credentials. Past its
+     * budget a request is answered 429 `too_many_requests` with Retry-After, before any
+     * database work. Probes, /metrics and listen streams are exempt. 0: no budget. Default 100
+     * (decision 45).
+     */
+    requestRate: z.coerce.number().min(0).max(1_000_000),
+    /** Requests one client may send at once above `requestRate` (the bucket's size). Default 200. */
+    requestBurst: z.coerce.number().int().min(1).max(1_000_000),
+    /**
      * Where browsers reach this server (`https://webhooks.example.com`): portal links are made
      * with it. Default: the origin the link's request came to.
      */
@@ -358,6 +368,8 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     idleTimeout: "60s",
     connectionLimit: 4096,
     connectionLimitPerIp: 256,
+    requestRate: 100,
+    requestBurst: 200,
     portalFrameAncestors: [],
     portalLinkTtl: "5m",
     portalSessionTtl: "1h",
@@ -405,6 +417,8 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   idleTimeout: "SVC_IDLE_TIMEOUT",
   connectionLimit: "SVC_CONNECTION_LIMIT",
   connectionLimitPerIp: "SVC_CONNECTION_LIMIT_PER_IP",
+  requestRate: "SVC_REQUEST_RATE",
+  requestBurst: "SVC_REQUEST_BURST",
   publicUrl: "SVC_PUBLIC_URL",
   portalFrameAncestors: "SVC_PORTAL_FRAME_ANCESTORS",
   portalLinkTtl: "SVC_PORTAL_LINK_TTL",

@@ -31,6 +31,7 @@ import {
 /** Every code an operation may answer with: its own and those every such operation may. */
 export function errorsOf(operation: Operation): ErrorCode[] {
   const codes = new Set<ErrorCode>([...commonErrors, ...operation.errors]);
+  if (operation.budget === false) codes.delete("too_many_requests");
   if (isOperatorOperation(operation)) for (const code of operatorErrors) codes.add(code);
   else if (operation.path.includes("{workspace}")) {
     for (const code of workspaceErrors) codes.add(code);
@@ -52,6 +53,17 @@ const retryAfter = header("Seconds to wait before trying again.", true, {
   type: "integer",
   minimum: 1,
 });
+/** The request budget's fields on its 429 (src/api/request-budget.ts, decision 45). */
+const rateLimitPolicy = header(
+  'The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`.',
+  false,
+  { type: "string" },
+);
+const rateLimit = header(
+  'What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`.',
+  false,
+  { type: "string" },
+);
 /** Sent with every 401, as RFC 9110 asks (src/api/error-handler.ts). */
 const wwwAuthenticate = header("The scheme to authenticate with.", true, {
   type: "string",
@@ -70,8 +82,13 @@ function headersOf(
   own: Readonly<Record<string, ResponseHeader>> = {},
 ): Record<string, ReturnType<typeof header>> | undefined {
   const headers: Record<string, ReturnType<typeof header>> = {};
-  // A 429 says when (sign-in limits); every 503 does (the catalog gives each one a delay).
+  // A 429 says when (sign-in limits, the request budget); every 503 does (the catalog gives
+  // each one a delay). The budget's 429 also carries the IETF draft's RateLimit fields.
   if (status === 429 || status === 503) headers["Retry-After"] = retryAfter;
+  if (status === 429 && errorsOf(operation).includes("too_many_requests")) {
+    headers["RateLimit-Policy"] = rateLimitPolicy;
+    headers.RateLimit = rateLimit;
+  }
   if (status === 401) headers["WWW-Authenticate"] = wwwAuthenticate;
   if (operation.method !== "get" && isReplayableStatus(status)) {
     headers["Idempotent-Replayed"] = idempotentReplayed;

@@ -77,6 +77,11 @@ export interface Operation {
    * takes its session over), which no CSRF token guards, and which the dashboard never calls.
    */
   readonly cookie?: false;
+  /**
+   * `false`: exempt from the request budget (`requestRate`, decision 45), so never answered 429
+   * `too_many_requests`: a listen stream, which is one request for as long as it lasts.
+   */
+  readonly budget?: false;
   readonly params?: z.ZodObject;
   readonly query?: z.ZodObject;
   readonly body?: z.ZodType;
@@ -108,6 +113,7 @@ export interface ResponseHeader {
 export const commonErrors: readonly ErrorCode[] = [
   "invalid_request",
   "unauthenticated",
+  "too_many_requests",
   "internal_error",
   "service_unavailable",
 ];
@@ -412,6 +418,7 @@ export const operations = {
       "Server-sent events: `ready` first, then one `notification` per delivery (its `data` a StreamedNotification), a comment line as heartbeat every listenHeartbeat, and `replaced` (another stream took the session), `ended` (the session ended) or `shutdown` (the server is stopping) before the server closes it. Opening a stream takes the session from any earlier one: only the credential that opened the session (the same API key, or the same user) or one with events:write may.",
     access: "events:read",
     cookie: false,
+    budget: false,
     params: listenSessionParams,
     success: {
       status: 200,
@@ -532,6 +539,7 @@ export interface RouteAccess {
   readonly operatorScope?: OperatorScope;
   readonly authenticated?: boolean;
   readonly cookie?: false;
+  readonly budget?: false;
 }
 
 /**
@@ -545,10 +553,13 @@ export function acceptsCookie(operation: Operation): boolean {
 }
 
 export function accessConfig(operation: Operation): { config: RouteAccess } {
-  const cookie = operation.cookie === false ? { cookie: false as const } : {};
+  const cookie = {
+    ...(operation.cookie === false ? { cookie: false as const } : {}),
+    ...(operation.budget === false ? { budget: false as const } : {}),
+  };
   switch (operation.access) {
     case "none":
-      return { config: {} };
+      return { config: { ...cookie } };
     case "credential":
       return { config: { authenticated: true, ...cookie } };
     case "webhooks:read":

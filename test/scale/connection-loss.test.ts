@@ -39,7 +39,12 @@ describe(
       });
       dataDir = join(dir.path, "data");
       databaseName = new URL(await testDatabaseLocation(dataDir)).pathname.slice(1);
-      const env = { ...deliveryEnv(ca), SVC_RETRY_SCHEDULE: "100ms,500ms,1s,2s,5s" };
+      // One key publishes 1,500 events as fast as it can: no request budget (decision 45).
+      const env = {
+        ...deliveryEnv(ca),
+        SVC_RETRY_SCHEDULE: "100ms,500ms,1s,2s,5s",
+        SVC_REQUEST_RATE: "0",
+      };
       apiServer = await startTestServer({ dataDir, env, role: "api" });
       worker = await startTestServer({ dataDir, env, role: "worker" });
     });

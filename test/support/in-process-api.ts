@@ -55,8 +55,9 @@ const noSystemDns: Resolver = {
 
 /**
  * Settings as `svc server` takes them (`limits` by their setting names), with the service's
- * defaults otherwise; `clock` is the store's and the API's; `location` a database to use
- * instead of a new one of the test backend's; `logger` instead of a silent one; `tracing` on.
+ * defaults otherwise (but no request budget: `requestRate` 0 unless given); `clock` is the
+ * store's and the API's; `location` a database to use instead of a new one of the test
+ * backend's; `logger` instead of a silent one; `tracing` on.
  */
 export async function inProcessApi(
   options: {
@@ -70,7 +71,9 @@ export async function inProcessApi(
   const dir = await tempDir();
   const config = loadServerConfig({
     env: { SVC_DATA_DIR: join(dir.path, "data") },
-    flags: options.settings ?? {},
+    // No request budget unless a test sets one (test/api/request-budget.test.ts): the suite
+    // sends thousands of requests with one key on clocks that stand still.
+    flags: { requestRate: "0", ...options.settings },
   });
   const db = openDatabase(options.location ?? (await testDatabaseLocation(join(dir.path, "data"))));
   await migrate(db);
