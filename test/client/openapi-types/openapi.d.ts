@@ -692,7 +692,7 @@ export interface components {
                  * @description Stable and documented in docs/errors.md; branch on it, not the message.
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_json" | "invalid_url" | "url_not_public" | "url_port_not_allowed" | "url_unresolvable" | "invalid_events" | "operational_event_type" | "empty_update" | "invalid_cursor" | "invalid_idempotency_key" | "unauthenticated" | "invalid_credentials" | "rate_limited" | "workspace_forbidden" | "insufficient_scope" | "portal_link_invalid" | "operator_key_required" | "csrf_token_invalid" | "listen_session_forbidden" | "not_found" | "event_expired" | "delivery_expired" | "route_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "data_too_deep" | "invalid_path" | "uri_too_long" | "headers_too_large" | "request_timeout" | "malformed_request" | "idempotency_error" | "idempotency_in_progress" | "external_id_taken" | "workspace_not_empty" | "destination_limit_reached" | "event_fan_out_exceeded" | "too_many_listen_sessions" | "listen_claim_expired" | "delivery_in_flight" | "destination_inactive" | "internal_error" | "service_unavailable" | "storage_full";
+                code: "invalid_request" | "invalid_json" | "invalid_url" | "url_not_public" | "url_port_not_allowed" | "url_unresolvable" | "invalid_events" | "operational_event_type" | "empty_update" | "invalid_cursor" | "invalid_idempotency_key" | "unauthenticated" | "invalid_credentials" | "rate_limited" | "too_many_requests" | "workspace_forbidden" | "insufficient_scope" | "portal_link_invalid" | "operator_key_required" | "csrf_token_invalid" | "listen_session_forbidden" | "not_found" | "event_expired" | "delivery_expired" | "route_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "data_too_deep" | "invalid_path" | "uri_too_long" | "headers_too_large" | "request_timeout" | "malformed_request" | "idempotency_error" | "idempotency_in_progress" | "external_id_taken" | "workspace_not_empty" | "destination_limit_reached" | "event_fan_out_exceeded" | "too_many_listen_sessions" | "listen_claim_expired" | "delivery_in_flight" | "destination_inactive" | "internal_error" | "service_unavailable" | "storage_full";
                 /** @description What went wrong and what to do, for people. */
                 message: string;
                 /** @description The parameter or member at fault, when there is one. */
@@ -1358,6 +1358,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -1515,6 +1530,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -1613,6 +1643,21 @@ export interface operations {
             /** @description `not_found`: No such resource in this workspace. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1741,6 +1786,21 @@ export interface operations {
              */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1921,6 +1981,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -2083,6 +2158,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -2182,6 +2272,21 @@ export interface operations {
              */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2350,6 +2455,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -2452,6 +2572,21 @@ export interface operations {
              */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2565,6 +2700,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -2663,6 +2813,21 @@ export interface operations {
              */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2805,6 +2970,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -2892,6 +3072,21 @@ export interface operations {
              */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3045,6 +3240,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -3169,6 +3379,21 @@ export interface operations {
              */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3435,6 +3660,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -3525,6 +3765,21 @@ export interface operations {
              */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3656,11 +3911,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: Too many failed sign-ins for this account or from this address. Wait, then try again (Retry-After says how long). */
+            /**
+             * @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done.
+             *
+             *     `rate_limited`: Too many failed sign-ins for this account or from this address. Wait, then try again (Retry-After says how long).
+             */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
                     "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3798,11 +4061,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: Too many failed sign-ins for this account or from this address. Wait, then try again (Retry-After says how long). */
+            /**
+             * @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done.
+             *
+             *     `rate_limited`: Too many failed sign-ins for this account or from this address. Wait, then try again (Retry-After says how long).
+             */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
                     "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3876,6 +4147,21 @@ export interface operations {
                 headers: {
                     /** @description The scheme to authenticate with. */
                     "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3988,6 +4274,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -4079,6 +4380,21 @@ export interface operations {
              */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4225,6 +4541,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -4321,6 +4652,21 @@ export interface operations {
             /** @description `not_found`: No such resource in this workspace. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4452,6 +4798,21 @@ export interface operations {
              */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4618,6 +4979,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -4721,6 +5097,21 @@ export interface operations {
             /** @description `not_found`: No such resource in this workspace. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4881,6 +5272,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -5007,6 +5413,21 @@ export interface operations {
              */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5171,6 +5592,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -5301,6 +5737,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: The server failed unexpectedly. The server log has the details. */
             500: {
                 headers: {
@@ -5424,6 +5875,21 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the first answer to the same request under the same Idempotency-Key, replayed. */
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: These credentials (or, without any, this address) sent more requests than the server takes from one client (requestRate, requestBurst). Wait as long as Retry-After says, then send again; nothing was done. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description The request budget, as draft-ietf-httpapi-ratelimit-headers writes it: `"budget";q=<requestBurst>;w=<seconds to refill it>`. Only on `too_many_requests`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the budget: `"budget";r=0;t=<seconds until the next request may go>`. Only on `too_many_requests`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
