@@ -62,6 +62,9 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     SVC_LOG_LEVEL: "info",
     // Test servers come and go by the dozen: small pools keep PostgreSQL's connections free.
     SVC_DATABASE_POOL_SIZE: "4",
+    // Tests publish hundreds of events in a burst with one key; the request budget (decision
+    // 45) is tested on its own (test/api/request-budget.test.ts) and a test may set it here.
+    SVC_REQUEST_RATE: "0",
     ...options.env,
   };
   const role = options.role === undefined ? [] : ["--role", options.role];
