@@ -7,11 +7,10 @@ import { apiClient, type ApiClient, type ApiResponse } from "../support/api.ts";
 import { createUser, PASSWORD } from "../support/auth.ts";
 import { deliveryEnv } from "../support/delivery.ts";
 import { eventually } from "../support/eventually.ts";
-import { serverFixture, type ServerFixture } from "../support/fixture.ts";
+import { operatorKeyOf, serverFixture, type ServerFixture } from "../support/fixture.ts";
 import { startPrismProxy, type PrismProxy } from "../support/prism.ts";
 import { runProcess } from "../support/process.ts";
 import { always, startReceiver, type Receiver } from "../support/receiver.ts";
-import { runSvc } from "../support/svc.ts";
 import { tempDir } from "../support/temp.ts";
 import { sharedTestCa } from "../support/tls.ts";
 
@@ -101,16 +100,7 @@ describe("the OpenAPI document, read by third-party tools", () => {
       // One failed attempt, then a retry an hour away: the session's retry finds it waiting.
       fixture = await serverFixture({ ...deliveryEnv(ca), SVC_RETRY_SCHEDULE: "1h" });
       receiver = await startReceiver({ ca, respond: always(500) });
-      const keyFile = `${fixture.dir}/operator.key`;
-      const made = await runSvc(
-        ["admin", "keys", "create", "--operator", "--scopes", "workspaces:write"].concat([
-          "--output",
-          keyFile,
-        ]),
-        { env: fixture.server.env },
-      );
-      assert.equal(made.code, 0, made.stderr);
-      operatorKey = (await readFile(keyFile, "utf8")).trim();
+      operatorKey = await operatorKeyOf(fixture, "workspaces:write");
       prism = await startPrismProxy(fixture.server.url);
     });
     after(async () => {

@@ -1,18 +1,16 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { OPERATIONAL_EVENT_TYPES } from "../../src/operations/event-types.ts";
 import { apiClient, type ApiClient, type DestinationJson, type ErrorJson } from "../support/api.ts";
 import { deliveryEnv, verifiedTimestamp } from "../support/delivery.ts";
 import { eventually } from "../support/eventually.ts";
-import { serverFixture, type ServerFixture } from "../support/fixture.ts";
+import { operatorKeyOf, serverFixture, type ServerFixture } from "../support/fixture.ts";
 import { always, startReceiver, type ReceivedRequest, type Receiver } from "../support/receiver.ts";
 import { testBackend, testDatabaseLocation } from "../support/database.ts";
 import { mountSmallDisk, postgresDiskFull, type SmallDisk } from "../support/full-disk.ts";
 import { initialise, startTestServer, type TestServer } from "../support/server.ts";
-import { runSvc } from "../support/svc.ts";
 import { tempDir } from "../support/temp.ts";
 import { sharedTestCa, type TestCa } from "../support/tls.ts";
 
@@ -206,22 +204,10 @@ describe("operational notifications", () => {
   });
 
   it("keeps the operations workspace out of an operator key's reach", async () => {
-    const keyFile = join(fixture.dir, "operator.key");
-    const made = await runSvc(
-      [
-        "admin",
-        "keys",
-        "create",
-        "--operator",
-        "--scopes",
-        "workspaces:read,webhooks:read,events:read",
-        "--output",
-        keyFile,
-      ],
-      { env: fixture.server.env },
+    const operator = apiClient(
+      fixture.server.url,
+      await operatorKeyOf(fixture, "workspaces:read,webhooks:read,events:read"),
     );
-    assert.equal(made.code, 0, made.stderr);
-    const operator = apiClient(fixture.server.url, (await readFile(keyFile, "utf8")).trim());
     const listed = await operator.get<{ data: { id: string }[] }>("/v1/workspaces?limit=100");
     assert.equal(listed.status, 200, listed.text);
     assert.ok(!listed.body.data.some((workspace) => workspace.id === "ws_operations"));

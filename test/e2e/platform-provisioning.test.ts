@@ -1,15 +1,12 @@
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { openDatabase } from "../../src/store/open-store.ts";
 import { apiClient, type ApiClient } from "../support/api.ts";
 import { testDatabaseLocation } from "../support/database.ts";
 import { deliveryEnv, verifiedTimestamp } from "../support/delivery.ts";
 import { eventually } from "../support/eventually.ts";
-import { serverFixture, type ServerFixture } from "../support/fixture.ts";
+import { operatorKeyOf, serverFixture, type ServerFixture } from "../support/fixture.ts";
 import { always, startReceiver, type Receiver } from "../support/receiver.ts";
-import { runSvc } from "../support/svc.ts";
 import { sharedTestCa } from "../support/tls.ts";
 import { tracesOf } from "../support/traces.ts";
 
@@ -40,22 +37,10 @@ describe("provisioning a tenant over HTTP", () => {
     const ca = await sharedTestCa();
     fixture = await serverFixture(deliveryEnv(ca));
     receiver = await startReceiver({ ca, respond: always(204) });
-    const keyFile = join(fixture.dir, "operator.key");
-    const made = await runSvc(
-      [
-        "admin",
-        "keys",
-        "create",
-        "--operator",
-        "--scopes",
-        "workspaces:write,webhooks:write,events:write",
-        "--output",
-        keyFile,
-      ],
-      { env: fixture.server.env },
+    operator = apiClient(
+      fixture.server.url,
+      await operatorKeyOf(fixture, "workspaces:write,webhooks:write,events:write"),
     );
-    assert.equal(made.code, 0, made.stderr);
-    operator = apiClient(fixture.server.url, (await readFile(keyFile, "utf8")).trim());
   });
   after(async () => {
     await receiver.close();

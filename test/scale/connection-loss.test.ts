@@ -43,7 +43,6 @@ describe(
       const env = {
         ...deliveryEnv(ca),
         SVC_RETRY_SCHEDULE: "100ms,500ms,1s,2s,5s",
-        SVC_REQUEST_RATE: "0",
       };
       apiServer = await startTestServer({ dataDir, env, role: "api" });
       worker = await startTestServer({ dataDir, env, role: "worker" });

@@ -45,9 +45,6 @@ describe(
         SVC_RETRY_SCHEDULE: "100ms,500ms,1s,2s,5s",
         SVC_DATABASE_POOL_SIZE: "6",
         SVC_LOG_LEVEL: "debug",
-        // One key publishes 3,000 events as fast as it can: the request budget (decision 45)
-        // would pace it to 100 a second; this test is about the processes, not the budget.
-        SVC_REQUEST_RATE: "0",
       };
     });
     after(async () => {

@@ -1,17 +1,14 @@
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext, Frame, Page } from "playwright-core";
 import { apiClient, type ApiClient } from "../support/api.ts";
 import { launchProfile, screenshot, seriousViolations } from "../support/browser.ts";
 import { deliveryEnv, verifiedTimestamp } from "../support/delivery.ts";
-import { serverFixture, type ServerFixture } from "../support/fixture.ts";
+import { operatorKeyOf, serverFixture, type ServerFixture } from "../support/fixture.ts";
 import { always, startReceiver, type Receiver } from "../support/receiver.ts";
 import { createWorkspace, type Workspace } from "../support/server.ts";
-import { runSvc } from "../support/svc.ts";
 import { sharedTestCa, type TestCa } from "../support/tls.ts";
 
 /**
@@ -106,13 +103,7 @@ describe("the customer portal, embedded", () => {
       SVC_PORTAL_FRAME_ANCESTORS: platform.origin,
       SVC_PORTAL_PRODUCT_NAME: "Acme Cloud",
     });
-    const keyFile = join(fixture.dir, "operator.key");
-    const made = await runSvc(
-      ["admin", "keys", "create", "--operator", "--scopes", "portal:write", "--output", keyFile],
-      { env: fixture.server.env },
-    );
-    assert.equal(made.code, 0, made.stderr);
-    operator = apiClient(fixture.server.url, (await readFile(keyFile, "utf8")).trim());
+    operator = apiClient(fixture.server.url, await operatorKeyOf(fixture, "portal:write"));
     owner = apiClient(fixture.server.url, fixture.owner.key);
     other = await createWorkspace(fixture.server);
     await apiClient(fixture.server.url, other.key).post(`/v1/workspaces/${other.id}/webhooks`, {
