@@ -1,5 +1,6 @@
 import { deliverySchema } from "../../contract/delivery-log.ts";
 import type { ApiRequest } from "../client/http.ts";
+import { zodShape } from "../client/answer-shape.ts";
 import { PAGE_ALL_DRY_RUN_NOTE, pageQuery, readPages } from "../client/pages.ts";
 import { openSession } from "../client/session.ts";
 import { dryRunResult } from "../dry-run.ts";
@@ -48,7 +49,7 @@ export async function listDeliveries(
   if (options.dryRun === true) {
     return dryRunResult(session.prepare(request(null)), pageAll ? [PAGE_ALL_DRY_RUN_NOTE] : []);
   }
-  const pages = await readPages(session, deliverySchema, request, pageAll);
+  const pages = await readPages(session, zodShape(deliverySchema), request, pageAll);
   const notes: string[] = [];
   if (pages.nextCursor !== null) {
     notes.push("More deliveries exist than this page shows; add --page-all to list them all.");

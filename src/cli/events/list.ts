@@ -1,5 +1,6 @@
 import { eventSummarySchema } from "../../contract/delivery-log.ts";
 import type { ApiRequest } from "../client/http.ts";
+import { zodShape } from "../client/answer-shape.ts";
 import { PAGE_ALL_DRY_RUN_NOTE, pageQuery, readPages } from "../client/pages.ts";
 import { openSession } from "../client/session.ts";
 import { dryRunResult } from "../dry-run.ts";
@@ -41,7 +42,7 @@ export async function listEvents(
   if (options.dryRun === true) {
     return dryRunResult(session.prepare(request(null)), pageAll ? [PAGE_ALL_DRY_RUN_NOTE] : []);
   }
-  const pages = await readPages(session, eventSummarySchema, request, pageAll);
+  const pages = await readPages(session, zodShape(eventSummarySchema), request, pageAll);
   const notes: string[] = [];
   if (pages.nextCursor !== null) {
     notes.push("More events exist than this page shows; add --page-all to list them all.");
