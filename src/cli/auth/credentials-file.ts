@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { chmod, mkdir, open, readFile, rename, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
@@ -95,6 +94,14 @@ function invalidFile(path: string, cause: unknown): AppError {
 }
 
 /**
+ * Six random bytes in hex. Web Crypto's, not node:crypto's: importing node:crypto here would
+ * load it for every command that reads the file (decision 51).
+ */
+function temporarySuffix(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("hex");
+}
+
+/**
  * Saves atomically: a new temporary file (mode 0600 from its creation) in the same directory
  * is written, flushed to disk and renamed over the old one, so a reader sees the old file or
  * the new, never a part, and the token is never readable by others for a moment. The
@@ -106,7 +113,7 @@ export async function saveCredentials(
 ): Promise<string> {
   const path = credentialsPath(env);
   const directory = dirname(path);
-  const temporary = join(directory, `.credentials-${randomBytes(6).toString("hex")}.tmp`);
+  const temporary = join(directory, `.credentials-${temporarySuffix()}.tmp`);
   try {
     await mkdir(directory, { recursive: true, mode: 0o700 });
     await chmod(directory, 0o700);
