@@ -4,7 +4,21 @@ import type { z } from "zod";
 import { savedCredentialsSchema } from "../../src/cli/auth/credentials-file-schema.ts";
 import { savedCredentialsOf } from "../../src/cli/auth/credentials-file.ts";
 import type { AnswerShape } from "../../src/cli/client/answer-shape.ts";
+import { whoAmIShape } from "../../src/cli/client/auth-api.ts";
 import { pageShape } from "../../src/cli/client/pages.ts";
+import {
+  DELIVERY_DETAIL_FIELDS,
+  DELIVERY_FIELDS,
+  deliveryDetailShape,
+  deliveryShape,
+  recoveryShape,
+} from "../../src/cli/deliveries/delivery.ts";
+import {
+  EVENT_DETAIL_FIELDS,
+  EVENT_FIELDS,
+  eventDetailShape,
+  eventSummaryShape,
+} from "../../src/cli/events/event.ts";
 import {
   DESTINATION_FIELDS,
   createdDestinationShape,
@@ -20,6 +34,16 @@ import {
   destinationSchema,
   destinationWithDeliverySchema,
 } from "../../src/contract/destinations.ts";
+import { whoAmISchema } from "../../src/contract/auth.ts";
+import {
+  deliveryDetailSchema,
+  deliveryPageSchema,
+  deliverySchema,
+  eventDetailSchema,
+  eventPageSchema,
+  eventSummarySchema,
+  recoverySchema,
+} from "../../src/contract/delivery-log.ts";
 
 /**
  * The CLI checks answers and its credentials file with guards that load no zod (issue 33);
@@ -94,7 +118,7 @@ function variantsOf(samples: readonly unknown[]): { label: string; value: unknow
               {
                 label: `sample ${index} without ${path.join(".")}`,
                 value: changed(sample, path, (container, key) => {
-                  delete container[key];
+                  Reflect.deleteProperty(container, key);
                 }),
               },
             ]
@@ -227,6 +251,132 @@ describe("the CLI's answer guards accept exactly what the contract's schemas acc
   });
 });
 
+const delivery = {
+  id: "dlv_1_dst_1",
+  event_id: "evt_1",
+  destination_id: "dst_1",
+  event_type: "job.completed",
+  status: "failed",
+  attempts: 3,
+  created_at: "2026-11-25T10:00:00.000Z",
+  last_attempt_at: "2026-11-25T10:01:00.000Z",
+  next_attempt_at: "2026-11-25T10:05:00.000Z",
+  last_status_code: 503,
+  last_error: "the receiver answered 503",
+  in_flight: false,
+  state: "failed",
+  failure_reason: "retries_exhausted",
+  test: false,
+};
+
+const pendingDelivery = {
+  ...delivery,
+  status: "pending",
+  attempts: 0,
+  last_attempt_at: null,
+  next_attempt_at: null,
+  last_status_code: null,
+  last_error: null,
+  in_flight: true,
+  state: "in_flight",
+  failure_reason: null,
+  test: true,
+};
+
+const eventSummary = {
+  id: "evt_1",
+  type: "job.completed",
+  api_version: "2026-11-01",
+  created: 1795273492,
+  test: false,
+};
+
+describe("the CLI's delivery-log guards accept exactly what the contract's schemas accept", () => {
+  it("a delivery, and a page of them", async () => {
+    assertGuardMatchesSchema(deliveryShape, deliverySchema, [delivery, pendingDelivery]);
+    assertGuardMatchesSchema(pageShape(deliveryShape), deliveryPageSchema, [
+      { data: [delivery, pendingDelivery], next_cursor: "c_1" },
+    ]);
+    assert.deepEqual(DELIVERY_FIELDS, membersOf(deliverySchema));
+    assert.equal(await deliveryShape.schema(), deliverySchema);
+  });
+
+  it("a delivery with its attempts", async () => {
+    const attempt = {
+      attempt: 1,
+      attempted_at: "2026-11-25T10:01:00.000Z",
+      duration_ms: 120,
+      status_code: 503,
+      error: "the receiver answered 503",
+      response_body: "busy",
+      request_headers: { "Content-Type": "application/json", "Webhook-Id": "evt_1" },
+    };
+    const kept = {
+      ...attempt,
+      status_code: null,
+      error: null,
+      response_body: null,
+      request_headers: null,
+    };
+    assertGuardMatchesSchema(deliveryDetailShape, deliveryDetailSchema, [
+      { ...delivery, attempts: [attempt, kept], attempt_count: 3 },
+      { ...pendingDelivery, attempts: [], attempt_count: 0 },
+    ]);
+    assert.deepEqual(DELIVERY_DETAIL_FIELDS, membersOf(deliveryDetailSchema));
+    assert.equal(await deliveryDetailShape.schema(), deliveryDetailSchema);
+  });
+
+  it("a recovery", async () => {
+    assertGuardMatchesSchema(recoveryShape, recoverySchema, [{ queued: 4 }]);
+    assert.equal(await recoveryShape.schema(), recoverySchema);
+  });
+
+  it("an event's summary, and a page of them", async () => {
+    assertGuardMatchesSchema(eventSummaryShape, eventSummarySchema, [eventSummary]);
+    assertGuardMatchesSchema(pageShape(eventSummaryShape), eventPageSchema, [
+      { data: [eventSummary, { ...eventSummary, test: true }], next_cursor: null },
+    ]);
+    assert.deepEqual(EVENT_FIELDS, membersOf(eventSummarySchema));
+    assert.equal(await eventSummaryShape.schema(), eventSummarySchema);
+  });
+
+  it("an event with its data and its deliveries", async () => {
+    assertGuardMatchesSchema(eventDetailShape, eventDetailSchema, [
+      {
+        ...eventSummary,
+        data: { object: { id: "job_42", status: "done", nested: { list: [1, null] } } },
+        deliveries: [delivery, pendingDelivery],
+      },
+      { ...eventSummary, data: { object: {} }, deliveries: [] },
+    ]);
+    assert.deepEqual(EVENT_DETAIL_FIELDS, membersOf(eventDetailSchema));
+    assert.equal(await eventDetailShape.schema(), eventDetailSchema);
+  });
+});
+
+describe("the CLI's who-am-I guard accepts exactly what the contract's schema accepts", () => {
+  it("a session, an API key and a portal session", async () => {
+    const workspaces = [
+      { id: "ws_1", name: "One", role: "owner", scopes: ["webhooks:read", "events:write"] },
+      { id: "ws_2", name: "Two", role: null, scopes: [] },
+    ];
+    const expires_at = "2026-12-25T10:00:00.000Z";
+    assertGuardMatchesSchema(whoAmIShape, whoAmISchema, [
+      {
+        kind: "session",
+        user: { id: "usr_1", email: "ada@example.com" },
+        expires_at,
+        workspaces,
+        csrf_token: "csrf_1",
+      },
+      { kind: "session", user: { id: "usr_1", email: "a@b" }, expires_at, workspaces: [] },
+      { kind: "api_key", key_id: "key_1", user: null, workspaces },
+      { kind: "portal", user: null, expires_at, workspaces: workspaces.slice(0, 1) },
+    ]);
+    assert.equal(await whoAmIShape.schema(), whoAmISchema);
+  });
+});
+
 describe("the credentials file is read as its schema reads it, without zod", () => {
   const saved = {
     api_url: "https://api.example.com/",
@@ -248,7 +398,9 @@ describe("the credentials file is read as its schema reads it, without zod", () 
   ];
 
   it("accepts and refuses what the schema does, and gives what it gives", () => {
-    const { default_workspace: _absent, ...withoutDefault } = saved;
+    const withoutDefault = Object.fromEntries(
+      Object.entries(saved).filter(([name]) => name !== "default_workspace"),
+    );
     const variants = variantsOf([...samples, withoutDefault]);
     variants.push(
       ...["not a url", "", "  ", "https://", "//example.com", "http://[::1"].map((api_url) => ({

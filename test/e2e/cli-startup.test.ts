@@ -152,8 +152,15 @@ describe("svc loads only what the command it runs needs (issue 33)", () => {
       assert.deepEqual(schemaModules(loaded), []);
     });
 
-    it("svc webhooks get, update and delete load no zod and no contract schema", async () => {
+    it("svc webhooks and events commands that read answers load no zod and no contract schema", async () => {
       const circuit = { state: "closed", open_until: null, opens: 0, reason: null };
+      const event = {
+        id: "evt_1",
+        type: "job.completed",
+        api_version: "2026-11-01",
+        created: 1795273492,
+        test: false,
+      };
       const runs = [
         {
           args: ["webhooks", "get", destination.id],
@@ -164,6 +171,14 @@ describe("svc loads only what the command it runs needs (issue 33)", () => {
           args: ["webhooks", "delete", destination.id, "--yes"],
           answer: { id: "x", deleted: true },
         },
+        {
+          args: ["events", "list", "--since", "2026-11-25T09:00:00Z", "--until", "1h"],
+          answer: { data: [event], next_cursor: null },
+        },
+        {
+          args: ["events", "get", event.id],
+          answer: { ...event, data: { object: { id: "job_42" } }, deliveries: [] },
+        },
       ];
       for (const { args, answer } of runs) {
         stub.answer(json(200, answer));
@@ -171,6 +186,23 @@ describe("svc loads only what the command it runs needs (issue 33)", () => {
         assert.equal(run.code, 0, `${args.join(" ")}: ${run.stderr}`);
         assert.deepEqual(schemaModules(loaded), [], args.join(" "));
       }
+    });
+
+    it("svc webhooks list with an API key and no workspace asks who it is without zod", async () => {
+      const workspaces = [{ id: WORKSPACE, name: "One", role: null, scopes: ["webhooks:read"] }];
+      stub.answer((request, response) => {
+        const answer = request.url.endsWith("/v1/auth/session")
+          ? { kind: "api_key", key_id: "key_1", user: null, workspaces }
+          : { data: [destination], next_cursor: null };
+        json(200, answer)(request, response);
+      });
+      const { run, loaded } = await loadedBy(["webhooks", "list", "--json"], {
+        SERVICE_API_URL: stub.url,
+        SERVICE_WORKSPACE_ID: undefined,
+      });
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(stub.received.at(-1)?.url, `/v1/workspaces/${WORKSPACE}/webhooks`);
+      assert.deepEqual(schemaModules(loaded), []);
     });
 
     it("an answer of the wrong shape loads the contract's schema, which names what is wrong", async () => {

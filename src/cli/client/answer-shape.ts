@@ -30,7 +30,7 @@ export const isBoolean: Guard<boolean> = (value) => typeof value === "boolean";
 export const isInteger: Guard<number> = (value): value is number => Number.isSafeInteger(value);
 
 /** One of the given values (zod's `enum` and `literal`). */
-export function oneOf<const V extends string | boolean>(values: readonly V[]): Guard<V> {
+export function oneOf<const V extends string | boolean | null>(values: readonly V[]): Guard<V> {
   return (value): value is V => values.includes(value as V);
 }
 
@@ -53,6 +53,7 @@ export function either<A, B>(first: Guard<A>, second: Guard<B>): Guard<A | B> {
 
 type Guarded<M> = { [K in keyof M]: M[K] extends Guard<infer T> ? T : never };
 
+/** An object, not an array (zod's `object`, and its `record` of any values). */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -76,9 +77,6 @@ export function recordOf<T>(guard: Guard<T>): Guard<Record<string, T>> {
   return (value): value is Record<string, T> =>
     isRecord(value) && Object.values(value).every((member) => guard(member));
 }
-
-/** Any value at all (zod's `unknown`). */
-export const isAnything: Guard<unknown> = (_value): _value is unknown => true;
 
 /** A schema already loaded, as a shape: for the commands that still check with zod itself. */
 export function zodShape<S extends z.ZodType>(schema: S): AnswerShape<z.output<S>> {

@@ -3,6 +3,7 @@ import type { CliIo } from "../io.ts";
 import { AppError } from "../../errors.ts";
 import { resolveClientWorkspace } from "../workspace.ts";
 import { resolveApiUrl } from "./api-url.ts";
+import { whoAmI } from "./auth-api.ts";
 import { resolveCredentials, type Credentials } from "./credentials.ts";
 import { printable } from "../render/printable.ts";
 import {
@@ -49,8 +50,6 @@ function reachableWorkspaces(
         "No workspace selected. Pass --workspace <id> or set SERVICE_WORKSPACE_ID: --dry-run sends nothing, so it cannot ask the API which workspace the key belongs to.",
       );
     }
-    // Loaded here, the one place it is needed: with a workspace named, a command loads none of it.
-    const { whoAmI } = await import("./auth-api.ts");
     return (await whoAmI(base, credentials.token, onTiming)).workspaces;
   };
 }
