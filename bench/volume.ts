@@ -17,7 +17,8 @@
  * on SQLite), in transactions of `chunk` events: half as many events as deliveries (each event
  * to two destinations, one the bench's receiver), spread over the 29 days before the last
  * hour; 2% failed after 3 attempts, 0.1% pending a retry due in 6 hours, the rest delivered at
- * the first; one attempt row per attempt. The expired deliveries are the same mix, all ended,
+ * the first; each delivery's first attempt in its row and each later one a row of its own, as
+ * the service records them (decision 53). The expired deliveries are the same mix, all ended,
  * 31 to 35 days old. PostgreSQL's is vacuumed and analysed after the fill, as autovacuum would.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -106,7 +107,8 @@ async function fillChunk(
          SELECT i, CASE WHEN i % 50 = 0 THEN 'failed' ${pending} ELSE 'delivered' END FROM n)
        INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
          attempts, next_attempt_at, last_attempt_at, last_status_code, last_error,
-         failure_reason, created_at, updated_at)
+         failure_reason, created_at, updated_at, first_started_at, first_duration_ms,
+         first_status_code, first_error_class)
        SELECT ${eventId}, dst.id, $5, 'job.completed', s.status,
          CASE s.status WHEN 'failed' THEN 3 ELSE 1 END,
          CASE s.status WHEN 'pending' THEN CAST($8 AS BIGINT) END,
@@ -114,7 +116,9 @@ async function fillChunk(
          CASE s.status WHEN 'delivered' THEN 200 ELSE 503 END,
          CASE s.status WHEN 'delivered' THEN NULL ELSE 'the receiver answered 503' END,
          CASE s.status WHEN 'failed' THEN 'retries_exhausted' END,
-         ${time}, ${time}
+         ${time}, ${time}, ${time}, 40,
+         CASE s.status WHEN 'delivered' THEN 200 ELSE 503 END,
+         CASE s.status WHEN 'delivered' THEN NULL ELSE 'http_status' END
        FROM s CROSS JOIN (SELECT CAST($6 AS TEXT) AS id UNION ALL SELECT CAST($7 AS TEXT)) dst`,
       [...params, ids.workspace, ...ids.destinations, range.pendingDueAt],
     );
@@ -124,7 +128,7 @@ async function fillChunk(
        SELECT d.seq, k.k, d.created_at + (k.k - 1) * 60000, 40,
          CASE WHEN d.status = 'delivered' THEN 200 ELSE 503 END,
          CASE WHEN d.status = 'delivered' THEN NULL ELSE 'http_status' END
-       FROM deliveries d JOIN (SELECT 1 AS k UNION ALL SELECT 2 UNION ALL SELECT 3) k
+       FROM deliveries d JOIN (SELECT 2 AS k UNION ALL SELECT 3) k
          ON k.k <= d.attempts
        WHERE d.seq > $1`,
       [after],

@@ -4,7 +4,8 @@ import { eventSummarySchema, eventType, orderedRange, sinceBeforeUntil } from ".
 
 /**
  * The delivery log (CONTRACT.md "Delivery log and recovery"): its queries and its answers.
- * The server's serialisers are typed by these, and the CLI parses answers with them.
+ * The server's serialisers are typed by these; the CLI checks answers with guards held to them
+ * (test/cli/answer-shapes.test.ts), and with them for an answer a guard refuses.
  */
 
 export { eventSummarySchema, type EventSummaryBody } from "./events.ts";

@@ -8,6 +8,7 @@ import {
   deleteCountBatch,
   deleteEndedEvents,
   deleteIdempotencyKeyBatch,
+  markAttemptsPrunedBefore,
   selectEventWindow,
 } from "./sql/retention.ts";
 import { deleteEndedSignInWindows } from "./sql/sign-in-attempts.ts";
@@ -20,7 +21,9 @@ import { SqlSlice } from "./sql-slice.ts";
 export interface Housekeeping {
   /**
    * Deletes attempt records that started before `before`, and the delivery statistics'
-   * counters of the hours that ended by then; returns how many attempts.
+   * counters of the hours that ended by then; returns how many attempt rows. A delivery's
+   * first attempt, kept in its row (decision 53), is from then on left out of the log, and
+   * goes with the delivery.
    */
   pruneAttempts(before: Date): Promise<number>;
 
@@ -97,7 +100,11 @@ export class SqlHousekeeping extends SqlSlice implements Housekeeping {
   async pruneAttempts(before: Date): Promise<number> {
     const { attempts, counters } = retentionBatch;
     await inBatches(counters, () => deleteCountBatch(this.db, before.getTime(), counters));
-    return inBatches(attempts, () => deleteAttemptBatch(this.db, before.getTime(), attempts));
+    const removed = await inBatches(attempts, () =>
+      deleteAttemptBatch(this.db, before.getTime(), attempts),
+    );
+    await markAttemptsPrunedBefore(this.db, before.getTime(), this.clock.now().getTime());
+    return removed;
   }
 
   /**

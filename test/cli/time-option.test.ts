@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { z } from "zod";
 import { AppError } from "../../src/errors.ts";
-import { parseTimeOption, timeRange } from "../../src/cli/time-option.ts";
+import { ISO_TIME, parseTimeOption, timeRange } from "../../src/cli/time-option.ts";
 
 const now = new Date("2026-11-25T10:00:00.000Z");
 const parse = (value: string) => parseTimeOption(value, "--since", "deliveries list", now);
@@ -75,5 +76,46 @@ describe("--since and --until: ISO 8601 or a duration back from now", () => {
       () => timeRange({ since: "2h", until: "later" }, "deliveries list", now),
       /--until must be/,
     );
+  });
+});
+
+describe("an ISO time is what the API's zod schema takes, checked without zod", () => {
+  const zodTime = z.iso.datetime({ offset: true });
+
+  it("the pattern is zod's own", () => {
+    const pattern = (zodTime._zod.def as { pattern?: RegExp }).pattern;
+    assert.equal(ISO_TIME.source, pattern?.source);
+  });
+
+  it("accepts and refuses what zod does", () => {
+    const samples = [
+      "2026-11-25T09:00:00Z",
+      "2026-11-25T09:00:00.5+01:00",
+      "2026-11-25T09:00:00.123456789-23:59",
+      "2026-11-25T09:00Z",
+      "2026-11-25T09:00:00",
+      "2026-11-25t09:00:00z",
+      "2026-11-25 09:00:00Z",
+      "2026-11-25",
+      "2024-02-29T00:00:00Z",
+      "2025-02-29T00:00:00Z",
+      "2000-02-29T00:00:00Z",
+      "1900-02-29T00:00:00Z",
+      "2026-04-31T00:00:00Z",
+      "2026-12-31T23:59:59Z",
+      "2026-13-01T00:00:00Z",
+      "2026-11-25T24:00:00Z",
+      "2026-11-25T09:60:00Z",
+      "2026-11-25T09:00:60Z",
+      "2026-11-25T09:00:00+24:00",
+      "2026-11-25T09:00:00+0100",
+      "2026-11-25T09:00:00.Z",
+      "+02026-11-25T09:00:00Z",
+      "",
+    ];
+    const disagreements = samples.filter(
+      (sample) => ISO_TIME.test(sample) !== zodTime.safeParse(sample).success,
+    );
+    assert.deepEqual(disagreements, []);
   });
 });

@@ -9,6 +9,7 @@ import type {
   NewEvent,
   Store,
 } from "../../src/interfaces.ts";
+import { deliveryId } from "../../src/crypto/tokens.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { queryTestDatabase, testDatabaseLocation } from "../support/database.ts";
 import { manualClock } from "../support/clock.ts";
@@ -72,7 +73,11 @@ describe("the delivery queue in the store", () => {
       error_class: string | null;
     }>(
       join(dir.path, "queue"),
-      `SELECT attempt, status_code, error_class FROM delivery_attempts
+      // The first attempt is kept in the delivery's row, later ones as rows (decision 53).
+      `SELECT 1 AS attempt, first_status_code AS status_code, first_error_class AS error_class
+       FROM deliveries WHERE seq = $1 AND first_started_at IS NOT NULL
+       UNION ALL
+       SELECT attempt, status_code, error_class FROM delivery_attempts
        WHERE delivery_seq = $1 ORDER BY attempt`,
       [seq],
     );
@@ -305,8 +310,56 @@ describe("the delivery queue in the store", () => {
       result: { status: "delivered" },
       error: null,
     });
+    const id = deliveryId(claimed.eventId, claimed.destination.id);
+    const attemptLog = async (): Promise<number[]> =>
+      ((await store.log.getDelivery(workspace, id))?.attemptLog ?? []).map(
+        (entry) => entry.attempt,
+      );
+    await store.housekeeping.pruneAttempts(clock.now());
+    assert.deepEqual(await attemptLog(), [1], "an attempt made at the cutoff is kept");
+    // The first attempt is kept in the delivery's row (decision 53): no attempt row to
+    // delete, but the log leaves it out once the cutoff has passed it.
+    assert.equal(await store.housekeeping.pruneAttempts(new Date(clock.now().getTime() + 1)), 0);
+    assert.deepEqual(await attemptLog(), []);
+    // An earlier cutoff (another process's pass, a longer retention) does not bring it back.
+    await store.housekeeping.pruneAttempts(new Date(clock.now().getTime() - 60_000));
+    assert.deepEqual(await attemptLog(), []);
+  });
+
+  it("prunes the rows of later attempts older than the retention", async () => {
+    await store.housekeeping.pruneAttempts(clock.now()); // those of earlier tests
+    await destination(["*"]);
+    await publish("job.completed");
+    const [first] = await claimUpTo(store, "w1", 10, 1000);
+    assert.ok(first);
+    const retryAt = new Date(clock.now().getTime() + 1000);
+    await store.queue.finishAttempt(first.lease, first.seq, {
+      attempt: { startedAt: clock.now(), durationMs: 1, statusCode: 500, errorClass: null },
+      result: { status: "pending", nextAttemptAt: retryAt },
+      error: "HTTP 500",
+    });
+    clock.advance(1000);
+    const [second] = await claimUpTo(store, "w1", 10, 1000);
+    assert.equal(second?.seq, first.seq);
+    await store.queue.finishAttempt(second.lease, second.seq, {
+      attempt: { startedAt: clock.now(), durationMs: 1, statusCode: 200, errorClass: null },
+      result: { status: "delivered" },
+      error: null,
+    });
+    assert.deepEqual(
+      (await attemptRows(first.seq)).map((row) => [row.attempt, row.status_code]),
+      [
+        [1, 500],
+        [2, 200],
+      ],
+    );
     assert.equal(await store.housekeeping.pruneAttempts(clock.now()), 0);
     assert.equal(await store.housekeeping.pruneAttempts(new Date(clock.now().getTime() + 1)), 1);
+    const log = await store.log.getDelivery(
+      workspace,
+      deliveryId(first.eventId, first.destination.id),
+    );
+    assert.deepEqual(log?.attemptLog, []);
   });
 
   it("answers publishes made at once each with its own count, and queues them in publish order", async () => {

@@ -1,38 +1,12 @@
-import { randomBytes } from "node:crypto";
 import { chmod, mkdir, open, readFile, rename, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
-import { z } from "zod";
 import { AppError } from "../../errors.ts";
 import { ROLES, SCOPES } from "../../interfaces.ts";
+import { arrayOf, isString, nullable, objectOf, oneOf, optional } from "../client/answer-shape.ts";
+import type { SavedCredentials } from "./credentials-file-schema.ts";
 
-/**
- * What `svc auth login` saves: the token (a session's, or an API key given with
- * `--with-token`), the API it is for, and what the server said it reaches. Never a password.
- */
-const savedCredentialsSchema = z.object({
-  api_url: z.url(),
-  kind: z.enum(["session", "api_key"]),
-  token: z.string().min(1),
-  user: z.object({ id: z.string(), email: z.string() }).nullable(),
-  workspaces: z.array(
-    z.object({
-      id: z.string(),
-      name: z.string(),
-      role: z.enum(ROLES).nullable(),
-      scopes: z.array(z.enum(SCOPES)),
-    }),
-  ),
-  expires_at: z.string().nullable(),
-  saved_at: z.string(),
-  /**
-   * The workspace commands act on when neither `--workspace` nor SERVICE_WORKSPACE_ID names
-   * one: chosen with `svc auth login --workspace` or `svc auth switch --workspace`. Absent from
-   * files saved before it existed, and null when none was chosen.
-   */
-  default_workspace: z.string().nullable().default(null),
-});
-export type SavedCredentials = z.infer<typeof savedCredentialsSchema>;
+export type { SavedCredentials } from "./credentials-file-schema.ts";
 export type SavedWorkspace = SavedCredentials["workspaces"][number];
 
 /** `$XDG_CONFIG_HOME/svc/credentials.json`, else `~/.config/svc/credentials.json`. */
@@ -64,9 +38,51 @@ export async function readSavedCredentials(
   } catch (error) {
     throw invalidFile(path, error);
   }
+  const saved = savedCredentialsOf(parsed);
+  if (saved !== null) return { path, saved };
+  // Refused by the guard: the schema decides, and its error is the cause reported.
+  const { savedCredentialsSchema } = await import("./credentials-file-schema.ts");
   const result = savedCredentialsSchema.safeParse(parsed);
   if (!result.success) throw invalidFile(path, result.error);
   return { path, saved: result.data };
+}
+
+const isWorkspace = objectOf({
+  id: isString,
+  name: isString,
+  role: nullable(oneOf(ROLES)),
+  scopes: arrayOf(oneOf(SCOPES)),
+});
+
+const isSavedCredentials = objectOf({
+  api_url: (value): value is string => isString(value) && URL.canParse(value.trim()),
+  kind: oneOf(["session", "api_key"]),
+  token: (value): value is string => isString(value) && value.length >= 1,
+  user: nullable(objectOf({ id: isString, email: isString })),
+  workspaces: arrayOf(isWorkspace),
+  expires_at: nullable(isString),
+  saved_at: isString,
+  default_workspace: optional(nullable(isString)),
+});
+
+/**
+ * The file's content as `savedCredentialsSchema` parses it, without loading zod; null when
+ * the guard refuses it. As zod's `object` does, members the schema does not name are left
+ * out, and `default_workspace` is null when absent; as its `url` does, `api_url` is trimmed
+ * and loses any tab or line break.
+ */
+export function savedCredentialsOf(value: unknown): SavedCredentials | null {
+  if (!isSavedCredentials(value)) return null;
+  return {
+    api_url: value.api_url.trim().replace(/[\t\n\r]/g, ""),
+    kind: value.kind,
+    token: value.token,
+    user: value.user === null ? null : { id: value.user.id, email: value.user.email },
+    workspaces: value.workspaces.map(({ id, name, role, scopes }) => ({ id, name, role, scopes })),
+    expires_at: value.expires_at,
+    saved_at: value.saved_at,
+    default_workspace: value.default_workspace ?? null,
+  };
 }
 
 function invalidFile(path: string, cause: unknown): AppError {
@@ -75,6 +91,14 @@ function invalidFile(path: string, cause: unknown): AppError {
     `The saved credentials file ${path} is not valid. Sign in again with \`svc auth login\`, or remove it with \`svc auth logout\`.`,
     { cause },
   );
+}
+
+/**
+ * Six random bytes in hex. Web Crypto's, not node:crypto's: importing node:crypto here would
+ * load it for every command that reads the file (decision 51).
+ */
+function temporarySuffix(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("hex");
 }
 
 /**
@@ -89,7 +113,7 @@ export async function saveCredentials(
 ): Promise<string> {
   const path = credentialsPath(env);
   const directory = dirname(path);
-  const temporary = join(directory, `.credentials-${randomBytes(6).toString("hex")}.tmp`);
+  const temporary = join(directory, `.credentials-${temporarySuffix()}.tmp`);
   try {
     await mkdir(directory, { recursive: true, mode: 0o700 });
     await chmod(directory, 0o700);

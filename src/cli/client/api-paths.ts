@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { AppError } from "../../errors.ts";
 import { usageError } from "../usage.ts";
+import type { AnswerShape } from "./answer-shape.ts";
 import type { ApiResponse } from "./http.ts";
 
 /**
@@ -18,6 +19,15 @@ export function parseBody<T extends z.ZodType>(schema: T, response: ApiResponse)
     "bad_response",
     `The API answered HTTP ${response.status} with an unexpected body (${where}: ${issue?.message ?? "invalid"}). Are svc and the server the same version?`,
   );
+}
+
+/**
+ * A 2xx body checked against a shape (`answer-shape.ts`): as `parseBody` checks it, with the
+ * contract's schema loaded only for a body the shape's guard refuses.
+ */
+export async function checkedBody<T>(shape: AnswerShape<T>, response: ApiResponse): Promise<T> {
+  if (shape.accepts(response.body)) return response.body;
+  return parseBody(await shape.schema(), response) as T;
 }
 
 /** One segment of an API path: encoded, and never empty, `.` or `..` (which would move up). */

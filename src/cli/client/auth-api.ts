@@ -1,12 +1,56 @@
 import type { z } from "zod";
-import { signedInSchema, whoAmISchema } from "../../contract/auth.ts";
-import { parseBody } from "./api-paths.ts";
+import type { signedInSchema, whoAmISchema } from "../../contract/auth.ts";
+import { ROLES, SCOPES } from "../../interfaces.ts";
+import {
+  arrayOf,
+  either,
+  isString,
+  nullable,
+  objectOf,
+  oneOf,
+  optional,
+  type AnswerShape,
+} from "./answer-shape.ts";
+import { checkedBody, parseBody } from "./api-paths.ts";
 import { cliTransport, sendPrepared, type ApiRequest, type RequestTiming } from "./http.ts";
 
-/** The requests of `svc auth`, and the answers they expect: `/v1/auth/…`. */
+/**
+ * The requests of `svc auth`, and the answers they expect: `/v1/auth/…`. "Who am I" is also
+ * what a command asks when no workspace is named, so its answer is checked by a guard that
+ * loads no zod (`answer-shape.ts`); signing in loads the contract's schema.
+ */
 
 export type SignedIn = z.infer<typeof signedInSchema>;
 export type WhoAmI = z.infer<typeof whoAmISchema>;
+
+const contract = () => import("../../contract/auth.ts");
+
+const workspaces = arrayOf(
+  objectOf({
+    id: isString,
+    name: isString,
+    role: nullable(oneOf(ROLES)),
+    scopes: arrayOf(oneOf(SCOPES)),
+  }),
+);
+
+/** The credential a request carries: a session, an API key or a portal session. */
+export const whoAmIShape: AnswerShape<WhoAmI> = {
+  accepts: either(
+    objectOf({
+      kind: oneOf(["session"]),
+      user: objectOf({ id: isString, email: isString }),
+      expires_at: isString,
+      workspaces,
+      csrf_token: optional(isString),
+    }),
+    either(
+      objectOf({ kind: oneOf(["api_key"]), key_id: isString, user: oneOf([null]), workspaces }),
+      objectOf({ kind: oneOf(["portal"]), user: oneOf([null]), expires_at: isString, workspaces }),
+    ),
+  ),
+  schema: async () => (await contract()).whoAmISchema,
+};
 
 async function send(
   base: URL,
@@ -28,7 +72,7 @@ export async function createSession(
     path: "v1/auth/sessions",
     body: credentials,
   });
-  return parseBody(signedInSchema, response);
+  return parseBody((await contract()).signedInSchema, response);
 }
 
 /** `GET /v1/auth/session`: who the token is, and the workspaces it reaches. */
@@ -37,8 +81,8 @@ export async function whoAmI(
   token: string,
   onTiming?: (timing: RequestTiming) => void,
 ): Promise<WhoAmI> {
-  return parseBody(
-    whoAmISchema,
+  return checkedBody(
+    whoAmIShape,
     await send(base, token, { method: "GET", path: "v1/auth/session" }, onTiming),
   );
 }

@@ -1,8 +1,7 @@
-import type { z } from "zod";
 import { pagesOf } from "../../client/pages.ts";
-import { pageOf } from "../../contract/common.ts";
 import { AppError } from "../../errors.ts";
-import { parseBody } from "./api-paths.ts";
+import { arrayOf, isString, nullable, objectOf, type AnswerShape } from "./answer-shape.ts";
+import { checkedBody } from "./api-paths.ts";
 import type { ApiRequest } from "./http.ts";
 import type { ApiClient } from "./session.ts";
 
@@ -31,18 +30,28 @@ export function pageQuery(
   return { ...filters, limit: PAGE_ALL_LIMIT, ...(cursor === null ? {} : { cursor }) };
 }
 
+/** A page of a list of `item`s: the contract's `pageOf` (src/contract/common.ts). */
+export function pageShape<T>(
+  item: AnswerShape<T>,
+): AnswerShape<{ data: T[]; next_cursor: string | null }> {
+  return {
+    accepts: objectOf({ data: arrayOf(item.accepts), next_cursor: nullable(isString) }),
+    schema: async () => (await import("../../contract/common.ts")).pageOf(await item.schema()),
+  };
+}
+
 /**
  * Reads one page of a list, or with `pageAll` every page, following `next_cursor`; a cursor
  * the API gives twice would loop for ever, so it stops with `bad_response`.
  */
-export async function readPages<T extends z.ZodType>(
+export async function readPages<T>(
   session: ApiClient,
-  item: T,
+  item: AnswerShape<T>,
   request: (cursor: string | null) => ApiRequest,
   pageAll: boolean,
-): Promise<ListedPages<z.output<T>>> {
-  const schema = pageOf(item);
-  const items: z.output<T>[] = [];
+): Promise<ListedPages<T>> {
+  const page = pageShape(item);
+  const items: T[] = [];
   const bodies: string[] = [];
   let nextCursor: string | null = null;
   // The client's paging (src/client/pages.ts): its cursor-following and its guard.
@@ -50,7 +59,7 @@ export async function readPages<T extends z.ZodType>(
     async (cursor) => {
       const response = await session.send(request(cursor));
       bodies.push(response.text);
-      return parseBody(schema, response);
+      return checkedBody(page, response);
     },
     () => new AppError("bad_response", "The API repeated a pagination cursor; stopping."),
   );

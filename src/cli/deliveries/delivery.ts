@@ -1,21 +1,96 @@
-import { membersOf } from "../../contract/common.ts";
-import {
-  deliveryDetailSchema,
-  deliverySchema,
-  type AttemptBody,
-  type DeliveryBody,
+import type {
+  AttemptBody,
+  DeliveryBody,
+  DeliveryDetailBody,
+  recoverySchema,
 } from "../../contract/delivery-log.ts";
+import type { z } from "zod";
+import {
+  arrayOf,
+  isBoolean,
+  isInteger,
+  isString,
+  nullable,
+  objectOf,
+  oneOf,
+  recordOf,
+  type AnswerShape,
+  type Guard,
+  type ObjectGuard,
+} from "../client/answer-shape.ts";
 import { pathSegment, workspacePath } from "../client/api-paths.ts";
 import { plainStyle } from "../render/colour.ts";
 import { renderTable } from "../render/table.ts";
 
 /**
  * The deliveries of the delivery log as the command line reads them (CONTRACT.md "Delivery
- * log and recovery"); the answers are parsed with the contract's schemas (src/contract).
+ * log and recovery"): the answers of the contract's schemas (src/contract/delivery-log.ts),
+ * checked by guards that load no zod (`answer-shape.ts`).
  */
 
+const contract = () => import("../../contract/delivery-log.ts");
+
+const deliveryMembers = {
+  id: isString,
+  event_id: isString,
+  destination_id: isString,
+  event_type: isString,
+  status: oneOf(["pending", "delivered", "failed"]),
+  attempts: isInteger,
+  created_at: isString,
+  last_attempt_at: nullable(isString),
+  next_attempt_at: nullable(isString),
+  last_status_code: nullable(isInteger),
+  last_error: nullable(isString),
+  in_flight: isBoolean,
+  state: oneOf(["waiting", "in_flight", "retry_scheduled", "circuit_open", "delivered", "failed"]),
+  failure_reason: nullable(
+    oneOf([
+      "retries_exhausted",
+      "circuit_open",
+      "destination_refused",
+      "destination_deleted",
+      "destination_inactive",
+    ]),
+  ),
+  test: isBoolean,
+};
+
+export const isDelivery: ObjectGuard<DeliveryBody> = objectOf(deliveryMembers);
+
+export const deliveryShape: AnswerShape<DeliveryBody> = {
+  accepts: isDelivery,
+  schema: async () => (await contract()).deliverySchema,
+};
+
+const isAttempt: Guard<AttemptBody> = objectOf({
+  attempt: isInteger,
+  attempted_at: isString,
+  duration_ms: isInteger,
+  status_code: nullable(isInteger),
+  error: nullable(isString),
+  response_body: nullable(isString),
+  request_headers: nullable(recordOf(isString)),
+});
+
+const isDeliveryDetail: ObjectGuard<DeliveryDetailBody> = objectOf({
+  ...deliveryMembers,
+  attempts: arrayOf(isAttempt),
+  attempt_count: isInteger,
+});
+
+export const deliveryDetailShape: AnswerShape<DeliveryDetailBody> = {
+  accepts: isDeliveryDetail,
+  schema: async () => (await contract()).deliveryDetailSchema,
+};
+
+export const recoveryShape: AnswerShape<z.output<typeof recoverySchema>> = {
+  accepts: objectOf({ queued: isInteger }),
+  schema: async () => (await contract()).recoverySchema,
+};
+
 /** Every member of a delivery, as the contract gives them. */
-export const DELIVERY_FIELDS = membersOf(deliverySchema);
+export const DELIVERY_FIELDS = isDelivery.members;
 
 /** The columns of a list of deliveries for a person: what happened, to what, and when. */
 export const DELIVERY_COLUMNS = [
@@ -32,7 +107,7 @@ export const DELIVERY_COLUMNS = [
 ] as const;
 
 /** `deliveries get`: a delivery, every attempt kept, and how many were made in all. */
-export const DELIVERY_DETAIL_FIELDS = membersOf(deliveryDetailSchema);
+export const DELIVERY_DETAIL_FIELDS = isDeliveryDetail.members;
 
 export function deliveriesPath(workspace: string, command: string): string {
   return `${workspacePath(workspace, command)}/deliveries`;

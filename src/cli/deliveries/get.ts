@@ -1,12 +1,18 @@
-import { deliveryDetailSchema, type DeliveryDetailBody } from "../../contract/delivery-log.ts";
-import { parseBody } from "../client/api-paths.ts";
+import type { DeliveryDetailBody } from "../../contract/delivery-log.ts";
+import { checkedBody } from "../client/api-paths.ts";
 import type { ApiRequest } from "../client/http.ts";
 import { openSession } from "../client/session.ts";
 import { dryRunResult } from "../dry-run.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
-import { attemptLines, deliveryPath, nextAttempt, standing } from "./delivery.ts";
+import {
+  attemptLines,
+  deliveryDetailShape,
+  deliveryPath,
+  nextAttempt,
+  standing,
+} from "./delivery.ts";
 
 const COMMAND = "deliveries get";
 
@@ -42,6 +48,6 @@ export async function getDelivery(
   };
   if (options.dryRun === true) return dryRunResult(session.prepare(request));
   const response = await session.send(request);
-  const delivery = parseBody(deliveryDetailSchema, response);
+  const delivery = await checkedBody(deliveryDetailShape, response);
   return { data: delivery, human: describeDelivery(delivery), raw: response.text };
 }

@@ -1,4 +1,3 @@
-import { deliverySchema } from "../../contract/delivery-log.ts";
 import type { ApiRequest } from "../client/http.ts";
 import { PAGE_ALL_DRY_RUN_NOTE, pageQuery, readPages } from "../client/pages.ts";
 import { openSession } from "../client/session.ts";
@@ -7,7 +6,7 @@ import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
 import { timeRange } from "../time-option.ts";
-import { DELIVERY_COLUMNS, deliveriesPath } from "./delivery.ts";
+import { DELIVERY_COLUMNS, deliveriesPath, deliveryShape } from "./delivery.ts";
 
 const COMMAND = "deliveries list";
 
@@ -48,7 +47,7 @@ export async function listDeliveries(
   if (options.dryRun === true) {
     return dryRunResult(session.prepare(request(null)), pageAll ? [PAGE_ALL_DRY_RUN_NOTE] : []);
   }
-  const pages = await readPages(session, deliverySchema, request, pageAll);
+  const pages = await readPages(session, deliveryShape, request, pageAll);
   const notes: string[] = [];
   if (pages.nextCursor !== null) {
     notes.push("More deliveries exist than this page shows; add --page-all to list them all.");

@@ -1,5 +1,4 @@
-import { recoverySchema } from "../../contract/delivery-log.ts";
-import { parseBody } from "../client/api-paths.ts";
+import { checkedBody } from "../client/api-paths.ts";
 import type { ApiRequest } from "../client/http.ts";
 import { idempotencyKey } from "../client/idempotency-key.ts";
 import { openSession } from "../client/session.ts";
@@ -10,6 +9,7 @@ import type { CommandResult } from "../output.ts";
 import { parseTimeOption } from "../time-option.ts";
 import { requireOption } from "../usage.ts";
 import { webhookPath } from "../webhooks/destination.ts";
+import { recoveryShape } from "./delivery.ts";
 
 const COMMAND = "deliveries recover";
 
@@ -53,7 +53,7 @@ export async function recoverDeliveries(
   };
   if (options.dryRun === true) return dryRunResult(session.prepare(request));
   const response = await session.send(request);
-  const recovery = parseBody(recoverySchema, response);
+  const recovery = await checkedBody(recoveryShape, response);
   const notes =
     recovery.queued === 0
       ? [`No failed deliveries to ${destination} created since ${since}.`]

@@ -1,5 +1,4 @@
-import { deliverySchema } from "../../contract/delivery-log.ts";
-import { parseBody } from "../client/api-paths.ts";
+import { checkedBody } from "../client/api-paths.ts";
 import type { ApiRequest } from "../client/http.ts";
 import { idempotencyKey } from "../client/idempotency-key.ts";
 import { openSession } from "../client/session.ts";
@@ -7,7 +6,7 @@ import { dryRunResult } from "../dry-run.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
-import { deliveryPath } from "./delivery.ts";
+import { deliveryPath, deliveryShape } from "./delivery.ts";
 
 const COMMAND = "deliveries retry";
 
@@ -33,7 +32,7 @@ export async function retryDelivery(
   };
   if (options.dryRun === true) return dryRunResult(session.prepare(request));
   const response = await session.send(request);
-  const delivery = parseBody(deliverySchema, response);
+  const delivery = await checkedBody(deliveryShape, response);
   return {
     data: delivery,
     raw: response.text,

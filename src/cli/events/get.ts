@@ -1,5 +1,5 @@
-import { eventDetailSchema, type EventDetailBody } from "../../contract/delivery-log.ts";
-import { parseBody } from "../client/api-paths.ts";
+import type { EventDetailBody } from "../../contract/delivery-log.ts";
+import { checkedBody } from "../client/api-paths.ts";
 import type { ApiRequest } from "../client/http.ts";
 import { openSession } from "../client/session.ts";
 import { deliveryRows } from "../deliveries/delivery.ts";
@@ -7,7 +7,7 @@ import { dryRunResult } from "../dry-run.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
-import { eventPath, unixTime } from "./event.ts";
+import { eventDetailShape, eventPath, unixTime } from "./event.ts";
 
 const COMMAND = "events get";
 
@@ -37,6 +37,6 @@ export async function getEvent(
   const request: ApiRequest = { method: "GET", path: eventPath(session.workspace, id, COMMAND) };
   if (options.dryRun === true) return dryRunResult(session.prepare(request));
   const response = await session.send(request);
-  const event = parseBody(eventDetailSchema, response);
+  const event = await checkedBody(eventDetailShape, response);
   return { data: event, human: describeEvent(event), raw: response.text };
 }

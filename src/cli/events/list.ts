@@ -1,4 +1,3 @@
-import { eventSummarySchema } from "../../contract/delivery-log.ts";
 import type { ApiRequest } from "../client/http.ts";
 import { PAGE_ALL_DRY_RUN_NOTE, pageQuery, readPages } from "../client/pages.ts";
 import { openSession } from "../client/session.ts";
@@ -7,7 +6,7 @@ import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
 import { timeRange } from "../time-option.ts";
-import { displayedEvent, EVENT_FIELDS, eventsPath } from "./event.ts";
+import { displayedEvent, EVENT_FIELDS, eventSummaryShape, eventsPath } from "./event.ts";
 
 const COMMAND = "events list";
 
@@ -41,7 +40,7 @@ export async function listEvents(
   if (options.dryRun === true) {
     return dryRunResult(session.prepare(request(null)), pageAll ? [PAGE_ALL_DRY_RUN_NOTE] : []);
   }
-  const pages = await readPages(session, eventSummarySchema, request, pageAll);
+  const pages = await readPages(session, eventSummaryShape, request, pageAll);
   const notes: string[] = [];
   if (pages.nextCursor !== null) {
     notes.push("More events exist than this page shows; add --page-all to list them all.");

@@ -1,6 +1,5 @@
-import { eventSummarySchema } from "../../contract/delivery-log.ts";
 import { EVENT_TYPES, type EventType } from "../../interfaces.ts";
-import { parseBody } from "../client/api-paths.ts";
+import { checkedBody } from "../client/api-paths.ts";
 import type { ApiRequest } from "../client/http.ts";
 import { idempotencyKey } from "../client/idempotency-key.ts";
 import { openSession } from "../client/session.ts";
@@ -11,7 +10,7 @@ import type { CommandResult } from "../output.ts";
 import { isRecord } from "../render/values.ts";
 import { readJsonObject } from "../stdin-json.ts";
 import { usageError } from "../usage.ts";
-import { displayedEvent, eventsPath } from "./event.ts";
+import { displayedEvent, eventSummaryShape, eventsPath } from "./event.ts";
 import { fixtureFor } from "./fixtures.ts";
 
 const COMMAND = "events send";
@@ -68,6 +67,6 @@ export async function sendEvent(options: SendOptions, io: CliIo): Promise<Comman
   };
   if (options.dryRun === true) return dryRunResult(session.prepare(request));
   const response = await session.send(request);
-  const event = parseBody(eventSummarySchema, response);
+  const event = await checkedBody(eventSummaryShape, response);
   return { data: event, displayed: displayedEvent(event), raw: response.text };
 }

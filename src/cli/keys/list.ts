@@ -1,4 +1,5 @@
 import type { ApiRequest } from "../client/http.ts";
+import { zodShape } from "../client/answer-shape.ts";
 import { PAGE_ALL_DRY_RUN_NOTE, pageQuery, readPages } from "../client/pages.ts";
 import { openClient } from "../client/session.ts";
 import { dryRunResult } from "../dry-run.ts";
@@ -26,7 +27,7 @@ export async function listKeys(options: GlobalOptions, io: CliIo): Promise<Comma
   if (options.dryRun === true) {
     return dryRunResult(client.prepare(request(null)), pageAll ? [PAGE_ALL_DRY_RUN_NOTE] : []);
   }
-  const pages = await readPages(client, apiKeySchema, request, pageAll);
+  const pages = await readPages(client, zodShape(apiKeySchema), request, pageAll);
   const notes: string[] = [];
   if (pages.nextCursor !== null) {
     notes.push("More keys exist than this page shows; add --page-all to list them all.");

@@ -9,8 +9,8 @@ import type { CliIo } from "../io.ts";
 import { errorCode, intoNewFile } from "../new-file.ts";
 import type { CommandResult } from "../output.ts";
 import { requireOption, usageError } from "../usage.ts";
-import { createdDestinationSchema, webhooksPath, withoutSecret } from "./destination.ts";
-import { parseBody } from "../client/api-paths.ts";
+import { createdDestinationShape, webhooksPath, withoutSecret } from "./destination.ts";
+import { checkedBody } from "../client/api-paths.ts";
 import { destinationBody, type DestinationFlags } from "./destination-input.ts";
 
 const COMMAND = "webhooks create";
@@ -57,7 +57,10 @@ export async function createWebhook(options: CreateOptions, io: CliIo): Promise<
     secretFile,
     async () => {
       const response = await session.send(request);
-      return { destination: parseBody(createdDestinationSchema, response), text: response.text };
+      return {
+        destination: await checkedBody(createdDestinationShape, response),
+        text: response.text,
+      };
     },
     (created) => created.destination.secret,
     (created, cause) =>

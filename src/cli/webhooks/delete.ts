@@ -7,8 +7,8 @@ import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
 import { confirm, isInteractive } from "../prompt.ts";
-import { deletionSchema, webhookPath } from "./destination.ts";
-import { parseBody } from "../client/api-paths.ts";
+import { deletionShape, webhookPath } from "./destination.ts";
+import { checkedBody } from "../client/api-paths.ts";
 
 const COMMAND = "webhooks delete";
 
@@ -44,5 +44,5 @@ export async function deleteWebhook(
     throw new AppError("cancelled", `Cancelled: ${id} was not deleted.`);
   }
   const response = await session.send(request);
-  return { data: parseBody(deletionSchema, response), raw: response.text };
+  return { data: await checkedBody(deletionShape, response), raw: response.text };
 }

@@ -4,8 +4,8 @@ import { dryRunResult } from "../dry-run.ts";
 import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
-import { destinationWithDeliverySchema, webhookPath, withoutSecret } from "./destination.ts";
-import { parseBody } from "../client/api-paths.ts";
+import { destinationWithDeliveryShape, webhookPath, withoutSecret } from "./destination.ts";
+import { checkedBody } from "../client/api-paths.ts";
 
 const COMMAND = "webhooks get";
 
@@ -20,7 +20,7 @@ export async function getWebhook(
   if (options.dryRun === true) return dryRunResult(session.prepare(request));
   const response = await session.send(request);
   return {
-    data: withoutSecret(parseBody(destinationWithDeliverySchema, response)),
+    data: withoutSecret(await checkedBody(destinationWithDeliveryShape, response)),
     raw: response.text,
   };
 }

@@ -7,7 +7,7 @@ import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
 import {
   DESTINATION_FIELDS,
-  destinationSchema,
+  destinationShape,
   webhooksPath,
   withoutSecret,
 } from "./destination.ts";
@@ -33,7 +33,7 @@ export async function listWebhooks(options: GlobalOptions, io: CliIo): Promise<C
   if (options.dryRun === true) {
     return dryRunResult(session.prepare(request(null)), pageAll ? [PAGE_ALL_DRY_RUN_NOTE] : []);
   }
-  const pages = await readPages(session, destinationSchema, request, pageAll);
+  const pages = await readPages(session, destinationShape, request, pageAll);
   const destinations = pages.items.map(withoutSecret);
   const notes: string[] = [];
   if (pages.nextCursor !== null) {

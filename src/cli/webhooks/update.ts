@@ -6,8 +6,8 @@ import type { GlobalOptions } from "../global-options.ts";
 import type { CliIo } from "../io.ts";
 import type { CommandResult } from "../output.ts";
 import { usageError } from "../usage.ts";
-import { destinationSchema, webhookPath, withoutSecret } from "./destination.ts";
-import { parseBody } from "../client/api-paths.ts";
+import { destinationShape, webhookPath, withoutSecret } from "./destination.ts";
+import { checkedBody } from "../client/api-paths.ts";
 import { destinationBody, type DestinationFlags } from "./destination-input.ts";
 
 const COMMAND = "webhooks update";
@@ -39,5 +39,5 @@ export async function updateWebhook(
   };
   if (options.dryRun === true) return dryRunResult(session.prepare(request));
   const response = await session.send(request);
-  return { data: withoutSecret(parseBody(destinationSchema, response)), raw: response.text };
+  return { data: withoutSecret(await checkedBody(destinationShape, response)), raw: response.text };
 }

@@ -1,4 +1,5 @@
 import type { ApiRequest } from "../client/http.ts";
+import { zodShape } from "../client/answer-shape.ts";
 import { PAGE_ALL_DRY_RUN_NOTE, pageQuery, readPages } from "../client/pages.ts";
 import { openClient } from "../client/session.ts";
 import { dryRunResult } from "../dry-run.ts";
@@ -55,7 +56,7 @@ export async function listWorkspaces(options: ListOptions, io: CliIo): Promise<C
   if (options.dryRun === true) {
     return dryRunResult(client.prepare(request(null)), pageAll ? [PAGE_ALL_DRY_RUN_NOTE] : []);
   }
-  const pages = await readPages(client, workspaceSchema, request, pageAll);
+  const pages = await readPages(client, zodShape(workspaceSchema), request, pageAll);
   const notes: string[] = [];
   if (pages.nextCursor !== null) {
     notes.push("More workspaces exist than this page shows; add --all to list them all.");

@@ -213,7 +213,28 @@ const resultColumns: readonly JsonColumn[] = [
   ["webhook_signature", "TEXT"],
 ];
 
-/** The attempts of a round that were made, numbered (SQLite's second statement). */
+/**
+ * The first attempt's record, kept in the delivery's row (decision 53): each column set from
+ * the round's report when the attempt made is the delivery's first, else left as it was.
+ */
+const firstAttemptAssignments = (
+  [
+    ["first_started_at", "started_at"],
+    ["first_duration_ms", "duration_ms"],
+    ["first_status_code", "status_code"],
+    ["first_error_class", "error_class"],
+    ["first_error", "last_error"],
+    ["first_response_body", "response_body"],
+    ["first_webhook_signature", "webhook_signature"],
+  ] as const
+)
+  .map(
+    ([column, reported]) =>
+      `${column} = CASE WHEN r.attempted = 1 AND deliveries.attempts = 0 THEN r.${reported} ELSE deliveries.${column} END`,
+  )
+  .join(",\n       ");
+
+/** The attempts of a round after each delivery's first, numbered (SQLite's second statement). */
 const attemptColumns: readonly JsonColumn[] = [
   ["delivery_seq", "BIGINT"],
   ["attempt", "INTEGER"],
@@ -240,8 +261,9 @@ const countedColumns: readonly JsonColumn[] = [
  * one batch (by an expired claim and the current one) is recorded in rounds, so each report
  * meets the row as the previous one left it.
  *
- * A round is one UPDATE of every delivery from the round, passed as one JSON parameter, one
- * INSERT of the attempts made, and one upsert of the hourly counters the delivery statistics
+ * A round is one UPDATE of every delivery from the round, passed as one JSON parameter, which
+ * keeps a delivery's first attempt in its row (decision 53), one INSERT of the later attempts
+ * made, and one upsert of the hourly counters the delivery statistics
  * read (decision 36), a row per destination and hour of the round. On PostgreSQL the three
  * are one statement (the UPDATE a data-modifying CTE), and a batch of one round needs no
  * transaction: one round trip. SQLite, which cannot write in a CTE and has no round trips,
@@ -315,6 +337,37 @@ function splitIntoRounds(reports: readonly FinishedAttempt[]): number[][] {
 }
 
 /**
+ * The CTE `r` of a round's reports ($2, rows of `resultColumns`) and the UPDATE that records
+ * them ($1 the time), in SQL of `db`'s engine; exported for the test of its plan.
+ */
+export function recordSql(db: Database): { results: string; update: string } {
+  const results = `r AS (${db.tableOfJsonRows("$2", resultColumns)})`;
+  // An attempt that was made counts, and its time and status become the latest; the first
+  // attempt's record is kept in the row (decision 53), later ones in delivery_attempts.
+  // A listen session's delivery keeps its due time in listen_due_at (decision 34).
+  // The rows are found by the primary key (decision 53). On PostgreSQL, as an index condition
+  // on an array of the round's seqs, and with `IS TRUE` keeping the status test from matching
+  // the predicate of deliveries_due: the generic plan made without statistics read that whole
+  // index and joined it by hash. SQLite drives the join from `r` through the key already, and
+  // an IN of its own made it read `r` again for each row.
+  const byKey =
+    db.dialect === "postgres" ? "deliveries.seq = ANY (ARRAY(SELECT seq FROM r)) AND" : "";
+  const update = `UPDATE deliveries SET status = r.status,
+       next_attempt_at = CASE WHEN deliveries.listen_due_at IS NULL THEN r.next_attempt_at END,
+       listen_due_at = CASE WHEN deliveries.listen_due_at IS NOT NULL THEN r.next_attempt_at END,
+       lease_owner = NULL, last_error = r.last_error, failure_reason = r.failure_reason,
+       updated_at = $1,
+       attempts = deliveries.attempts + r.attempted,
+       last_attempt_at = CASE WHEN r.attempted = 1 THEN r.started_at ELSE deliveries.last_attempt_at END,
+       last_status_code = CASE WHEN r.attempted = 1 THEN r.status_code ELSE deliveries.last_status_code END,
+       ${firstAttemptAssignments}
+     FROM r
+     WHERE ${byKey} deliveries.seq = r.seq AND deliveries.lease_owner = r.lease
+       AND (deliveries.status = 'pending') IS TRUE`;
+  return { results, update };
+}
+
+/**
  * One round, through `executor` in SQL of `db`'s engine: no delivery appears twice. Returns
  * the seqs whose report was recorded.
  */
@@ -339,19 +392,7 @@ async function finishRound(
     result.status === "failed" ? result.reason : null,
     attempt?.webhookSignature ?? null,
   ]);
-  const results = `r AS (${db.tableOfJsonRows("$2", resultColumns)})`;
-  // An attempt that was made counts, and its time and status become the latest.
-  // A listen session's delivery keeps its due time in listen_due_at (decision 34).
-  const update = `UPDATE deliveries SET status = r.status,
-       next_attempt_at = CASE WHEN deliveries.listen_due_at IS NULL THEN r.next_attempt_at END,
-       listen_due_at = CASE WHEN deliveries.listen_due_at IS NOT NULL THEN r.next_attempt_at END,
-       lease_owner = NULL, last_error = r.last_error, failure_reason = r.failure_reason,
-       updated_at = $1,
-       attempts = deliveries.attempts + r.attempted,
-       last_attempt_at = CASE WHEN r.attempted = 1 THEN r.started_at ELSE deliveries.last_attempt_at END,
-       last_status_code = CASE WHEN r.attempted = 1 THEN r.status_code ELSE deliveries.last_status_code END
-     FROM r
-     WHERE deliveries.seq = r.seq AND deliveries.lease_owner = r.lease AND deliveries.status = 'pending'`;
+  const { results, update } = recordSql(db);
   const insertAttempts = `INSERT INTO delivery_attempts
        (delivery_seq, attempt, started_at, duration_ms, status_code, error_class, error,
         response_body, webhook_signature)`;
@@ -366,7 +407,7 @@ async function finishRound(
        a AS (${insertAttempts}
              SELECT seq, attempts, started_at, duration_ms, status_code, error_class,
                     last_error, response_body, webhook_signature
-             FROM u WHERE attempted = 1),
+             FROM u WHERE attempted = 1 AND attempts > 1),
        c AS (${countAttemptsSql(
          `SELECT workspace_id, destination_id, started_at, status_code FROM u WHERE attempted = 1`,
        )})
@@ -388,8 +429,10 @@ async function finishRound(
   );
   const recorded = new Map(rows.map((row) => [Number(row.seq), row]));
   const made = reports.filter(({ seq, report }) => report.attempt !== null && recorded.has(seq));
-  if (made.length > 0) {
-    const attempts = made.map(({ seq, report }): SqlValue[] => {
+  if (made.length === 0) return new Set(recorded.keys());
+  const retried = made.filter(({ seq }) => Number(recorded.get(seq)?.attempts) > 1);
+  if (retried.length > 0) {
+    const attempts = retried.map(({ seq, report }): SqlValue[] => {
       const attempt = report.attempt as AttemptRecord;
       return [
         seq,
@@ -407,20 +450,20 @@ async function finishRound(
       `${insertAttempts} SELECT * FROM (${db.tableOfJsonRows("$1", attemptColumns)})`,
       [JSON.stringify(attempts)],
     );
-    const counted = made.map(({ seq, report }): SqlValue[] => {
-      const row = recorded.get(seq);
-      const attempt = report.attempt as AttemptRecord;
-      return [
-        row?.workspace_id ?? null,
-        row?.destination_id ?? null,
-        attempt.startedAt.getTime(),
-        attempt.statusCode,
-      ];
-    });
-    await executor.execute(countAttemptsSql(db.tableOfJsonRows("$1", countedColumns)), [
-      JSON.stringify(counted),
-    ]);
   }
+  const counted = made.map(({ seq, report }): SqlValue[] => {
+    const row = recorded.get(seq);
+    const attempt = report.attempt as AttemptRecord;
+    return [
+      row?.workspace_id ?? null,
+      row?.destination_id ?? null,
+      attempt.startedAt.getTime(),
+      attempt.statusCode,
+    ];
+  });
+  await executor.execute(countAttemptsSql(db.tableOfJsonRows("$1", countedColumns)), [
+    JSON.stringify(counted),
+  ]);
   return new Set(recorded.keys());
 }
 

@@ -18,6 +18,7 @@ import { deliveryId, parseDeliveryId } from "../../crypto/tokens.ts";
 import { letRepairThrough, releaseHeld } from "./circuits.ts";
 import { decodeTimeCursor, encodeTimeCursor, type TimePosition } from "./cursor.ts";
 import { toBoolean, toDate, toNullableDate } from "./rows.ts";
+import { ATTEMPTS_PRUNED_BEFORE } from "./settings.ts";
 
 /** Rows changed per transaction by a recovery, so that no one statement stalls others. */
 const recoveryChunk = 2000;
@@ -276,11 +277,22 @@ export async function selectDelivery(
     [named.eventId, named.destinationId, workspaceId],
   );
   if (row === undefined) return null;
+  // The first attempt is kept in the delivery's row, the later ones (and any first attempt
+  // recorded before decision 53) in delivery_attempts; a first attempt older than attempt
+  // retention's last cutoff is left out, as its row would have been deleted.
   const attempts = await db.query<AttemptRow>(
-    `SELECT attempt, started_at, duration_ms, status_code, error, error_class, response_body,
+    `SELECT 1 AS attempt, first_started_at AS started_at, first_duration_ms AS duration_ms,
+            first_status_code AS status_code, first_error AS error,
+            first_error_class AS error_class, first_response_body AS response_body,
+            first_webhook_signature AS webhook_signature
+     FROM deliveries WHERE seq = $1 AND first_started_at >= COALESCE(
+       (SELECT CAST(value AS BIGINT) FROM settings WHERE name = $2), 0)
+     UNION ALL
+     SELECT attempt, started_at, duration_ms, status_code, error, error_class, response_body,
             webhook_signature
-     FROM delivery_attempts WHERE delivery_seq = $1 ORDER BY attempt`,
-    [row.seq],
+     FROM delivery_attempts WHERE delivery_seq = $1
+     ORDER BY attempt`,
+    [row.seq, ATTEMPTS_PRUNED_BEFORE],
   );
   return { ...toDeliveryRecord(row, now), attemptLog: attempts.map(toAttemptEntry) };
 }

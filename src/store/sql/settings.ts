@@ -2,6 +2,8 @@ import type { SqlExecutor } from "../database.ts";
 
 /** The names of the rows of `settings`. */
 export const ENCRYPTION_KEY_CHECK = "encryption_key_check";
+/** The latest cutoff of attempt retention's pass, in ms (decision 53). */
+export const ATTEMPTS_PRUNED_BEFORE = "attempts_pruned_before";
 
 export async function readSetting(db: SqlExecutor, name: string): Promise<string | null> {
   const [row] = await db.query<{ value: string }>("SELECT value FROM settings WHERE name = $1", [

@@ -1,0 +1,120 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { Database } from "../../src/store/database.ts";
+import { migrate } from "../../src/store/migrate.ts";
+import { openDatabase } from "../../src/store/open-store.ts";
+import { recordSql } from "../../src/store/sql/deliveries.ts";
+import { testDatabaseLocation } from "../support/database.ts";
+import { tempDir } from "../support/temp.ts";
+
+/**
+ * The statement that records a round of results must find its rows by the primary key,
+ * whatever else is pending (decision 53). Its `status = 'pending'` test once matched the
+ * predicate of `deliveries_due`, and the generic plan PostgreSQL makes at a connection's
+ * sixth call, on a table never analysed, read that whole index and joined it by hash to the
+ * round: its cost grew with the backlog. Here 6,000 deliveries are pending among 30,000, no
+ * statistics are gathered, and PostgreSQL is made to use its generic plan.
+ */
+describe("the plan of the statement that records results", () => {
+  let dir: { path: string; cleanup: () => Promise<void> };
+  let db: Database;
+  const rows = 30_000;
+
+  before(async () => {
+    dir = await tempDir();
+    db = openDatabase(await testDatabaseLocation(join(dir.path, "data")));
+    await migrate(db);
+    const numbers =
+      db.dialect === "sqlite"
+        ? "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)"
+        : "WITH n(i) AS (SELECT generate_series(1, CAST($1 AS INTEGER)))";
+    const now = Date.now();
+    await db.execute("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_p', 'p', $1)", [
+      now,
+    ]);
+    await db.execute(
+      `INSERT INTO destinations (id, workspace_id, url, active, secret_ciphertext, created_at, updated_at)
+       VALUES ('dst_p', 'ws_p', 'https://hooks.test/', $1, 'sealed', $2, $2)`,
+      [db.dialect === "sqlite" ? 1 : true, now],
+    );
+    await db.execute(
+      `${numbers} INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
+       SELECT 'evt_' || i, 'ws_p', 'job.completed', '{}', '2026-11-01', i FROM n`,
+      [rows],
+    );
+    // One in five pending, leased to `l`; the rest delivered.
+    await db.execute(
+      `${numbers} INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type,
+         status, attempts, next_attempt_at, lease_owner, created_at, updated_at)
+       SELECT 'evt_' || i, 'dst_p', 'ws_p', 'job.completed',
+         CASE WHEN i % 5 = 0 THEN 'pending' ELSE 'delivered' END, 0,
+         CASE WHEN i % 5 = 0 THEN i END, CASE WHEN i % 5 = 0 THEN 'l' END, i, i FROM n`,
+      [rows],
+    );
+  });
+  after(async () => {
+    await db.close();
+    await dir.cleanup();
+  });
+
+  /** A round of three reports on pending deliveries, each its first attempt made. */
+  const round = (seqs: readonly number[]): string =>
+    JSON.stringify(
+      seqs.map((seq) => [seq, "l", "delivered", null, null, 1, 7, 200, 3, null, "ok", null, "v1"]),
+    );
+
+  it("reads the round's rows by the primary key, never the pending ones", async () => {
+    const { results, update } = recordSql(db);
+    const sql = `WITH ${results} ${update} RETURNING deliveries.seq`;
+    let text: string;
+    if (db.dialect === "sqlite") {
+      const steps = await db.query<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, [
+        1,
+        round([5, 10, 15]),
+      ]);
+      text = steps.map((step) => step.detail).join("\n");
+      // The round's rows read once, each delivery then found by its key.
+      assert.match(text, /SCAN jsonb?_each[^]*SEARCH deliveries USING INTEGER PRIMARY KEY/, text);
+      assert.doesNotMatch(text, /LIST SUBQUERY|SCAN deliveries/, text);
+    } else {
+      text = await db.transaction(async (tx) => {
+        await tx.execute("SET LOCAL plan_cache_mode = force_generic_plan");
+        await tx.execute(`PREPARE record_round (BIGINT, TEXT) AS ${sql}`);
+        const [row] = await tx.query<{ "QUERY PLAN": unknown }>(
+          `EXPLAIN (FORMAT JSON) EXECUTE record_round (1, '${round([5, 10, 15])}')`,
+        );
+        await tx.execute("DEALLOCATE record_round");
+        return JSON.stringify(row?.["QUERY PLAN"]);
+      });
+      assert.match(text, /"Index Name":"deliveries_pkey"/, text);
+      assert.doesNotMatch(text, /"Node Type":"Seq Scan"/, text);
+    }
+    assert.doesNotMatch(text, /deliveries_due/, text);
+  });
+
+  it("records exactly the reported rows, with the first attempt in the row", async () => {
+    const { results, update } = recordSql(db);
+    const recorded = await db.query<{ seq: number | string }>(
+      `WITH ${results} ${update} RETURNING deliveries.seq`,
+      [1, round([20, 25, 26])], // 26 is not pending: not recorded
+    );
+    assert.deepEqual(recorded.map((row) => Number(row.seq)).sort(), [20, 25]);
+    const [row] = await db.query<Record<string, unknown>>(
+      `SELECT status, attempts, first_started_at, first_status_code, first_response_body,
+              first_webhook_signature
+       FROM deliveries WHERE seq = 20`,
+    );
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(row ?? {}).map(([key, value]) => [key, String(value)])),
+      {
+        status: "delivered",
+        attempts: "1",
+        first_started_at: "7",
+        first_status_code: "200",
+        first_response_body: "ok",
+        first_webhook_signature: "v1",
+      },
+    );
+  });
+});
