@@ -1,13 +1,15 @@
 /**
- * `npm run bench:profile [-- --postgres] [--count N]`: the end-to-end throughput run with
- * the server under `node --cpu-prof`. Writes the profiles of the server's main thread and of
- * its sender thread to bench/results/ (open them in Chrome DevTools or speedscope for the
+ * `npm run bench:profile [-- --postgres] [--count N] [--tree DIR]`: the end-to-end throughput
+ * run with the server under `node --cpu-prof`. Writes the profiles of the server's main thread
+ * and of its sender thread to bench/results/ (open them in Chrome DevTools or speedscope for the
  * flame graphs) and prints, for each, the functions with the most self time, grouped by
- * function and file.
+ * function and file, then by file (a package counts as one), each as a share of the thread's
+ * samples and in µs per delivery. `--tree` profiles another build's server (a checkout built
+ * with `npm run build`), to compare two builds' profiles under the same load.
  */
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
 import { measureThroughput, register } from "./measure.ts";
 import { postgresDatabase } from "./postgres.ts";
@@ -29,9 +31,24 @@ interface CpuProfile {
 const backend = process.argv.includes("--postgres") ? "postgres" : "sqlite";
 const count = Number(argument("--count") ?? 10_000);
 const top = Number(argument("--top") ?? 30);
+const tree = argument("--tree");
 
-/** Self time per function (name and file), as shares of all samples. */
-function summarise(profile: CpuProfile): { share: number; name: string }[] {
+/** A profile frame's file: under dist/, else its package (node_modules/<package>), else its URL. */
+function fileOf(url: string): string {
+  const dist = /\/dist\/(.*)$/.exec(url);
+  if (dist?.[1] !== undefined) return dist[1];
+  const pkg = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+  return pkg?.[1] === undefined ? url : `node_modules/${pkg[1]}`;
+}
+
+/**
+ * Self time per function (name and file), or per file with `byFile`, in µs of the thread's
+ * samples and as shares of them.
+ */
+function summarise(
+  profile: CpuProfile,
+  byFile = false,
+): { share: number; us: number; name: string }[] {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const self = new Map<string, number>();
   let total = 0;
@@ -41,12 +58,16 @@ function summarise(profile: CpuProfile): { share: number; name: string }[] {
     if (frame === undefined) return;
     const file =
       frame.url === "" ? "" : ` ${frame.url.replace(/^.*\/(node_modules|dist)\//, "$1/")}`;
-    const name = `${frame.functionName || "(anonymous)"}${file}`;
+    const name = byFile
+      ? frame.url === ""
+        ? frame.functionName
+        : fileOf(frame.url)
+      : `${frame.functionName || "(anonymous)"}${file}`;
     self.set(name, (self.get(name) ?? 0) + delta);
     total += delta;
   });
   return [...self]
-    .map(([name, time]) => ({ name, share: time / total }))
+    .map(([name, time]) => ({ name, us: time, share: time / total }))
     .sort((a, b) => b.share - a.share);
 }
 
@@ -63,6 +84,7 @@ async function main(): Promise<void> {
       dir: join(dir, "service"),
       caCertPath: ca.caCertPath,
       ...(pg === null ? {} : { database: pg.url }),
+      ...(tree === undefined ? {} : { svcBin: join(resolve(tree), "dist/src/bin/svc.js") }),
       extraEnv: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` },
     });
     await register(service, `${receiver.url}/hooks`, ["job.completed"]);
@@ -85,12 +107,22 @@ async function main(): Promise<void> {
       ["main", main, top],
       ["sender", sender, Math.ceil(top / 2)],
     ] as const) {
-      const kept = new URL(`profile-${backend}-${thread}.cpuprofile`, resultsDir);
+      const kept = new URL(
+        `profile-${tree === undefined ? "" : `${basename(resolve(tree))}-`}${backend}-${thread}.cpuprofile`,
+        resultsDir,
+      );
       await copyFile(join(profileDir, file), kept);
       const profile = JSON.parse(await readFile(join(profileDir, file), "utf8")) as CpuProfile;
       process.stdout.write(`\nthe server's ${thread} thread, self time:\n`);
-      for (const { share, name } of summarise(profile).slice(0, lines)) {
-        process.stdout.write(`${String(round(share * 100)).padStart(5)}%  ${name}\n`);
+      const total = summarise(profile).reduce((sum, { us }) => sum + us, 0);
+      process.stdout.write(`  (${round(total / count)} µs per delivery in all)\n`);
+      for (const byFile of [false, true]) {
+        if (byFile) process.stdout.write(`\nthe server's ${thread} thread, self time by file:\n`);
+        for (const { share, us, name } of summarise(profile, byFile).slice(0, lines)) {
+          process.stdout.write(
+            `${String(round(share * 100)).padStart(5)}% ${String(round(us / count)).padStart(6)} µs  ${name}\n`,
+          );
+        }
       }
       progress(`profile: bench/results/${basename(kept.pathname)}`);
     }

@@ -366,9 +366,12 @@ export class SqliteDatabase implements Database {
   }
 
   // `->>` gives each cell its SQL type from JSON (a number an INTEGER, a string TEXT).
+  // `jsonb_each`, not `json_each`: it parses the parameter once and gives each row as JSONB,
+  // which `->>` reads in place; a row as JSON text is parsed again by each `->>`, once per
+  // column (a record's batch has 13). Half the CPU of unpacking a batch, the same values.
   tableOfJsonRows(placeholder: string, columns: readonly JsonColumn[]): string {
     const cells = columns.map(([name], index) => `value ->> ${index} AS ${name}`);
-    return `SELECT ${cells.join(", ")} FROM json_each(${placeholder})`;
+    return `SELECT ${cells.join(", ")} FROM jsonb_each(${placeholder})`;
   }
 
   announceDeliveriesQueued(): void {
