@@ -411,6 +411,55 @@ describe("the delivery queue in the store", () => {
     );
   });
 
+  it("numbers a retry by hand on from the attempts made, attempt 1 in the row it ended", async () => {
+    const destinationId = await destination(["*"]);
+    await publish("job.completed");
+    const [first] = await claimUpTo(store, "w1", 10, 1000);
+    assert.ok(first);
+    await store.queue.finishAttempt(
+      first.lease,
+      first.seq,
+      attempted(200, { status: "delivered" }),
+    );
+    const id = deliveryId(first.eventId, destinationId);
+    assert.equal((await store.log.retryDelivery(workspace, id))?.kind, "queued");
+    const [again] = await claimUpTo(store, "w1", 10, 1000);
+    assert.equal(again?.seq, first.seq);
+    await store.queue.finishAttempt(
+      again.lease,
+      again.seq,
+      attempted(204, { status: "delivered" }),
+    );
+    const log = await store.log.getDelivery(workspace, id);
+    assert.deepEqual(
+      log?.attemptLog.map((entry) => [entry.attempt, entry.statusCode]),
+      [
+        [1, 200],
+        [2, 204],
+      ],
+    );
+  });
+
+  it("keeps the latest cutoff of several processes' attempt retention, in whatever order they run", async () => {
+    const other = await openStore(location, clock);
+    try {
+      const at = clock.now().getTime();
+      await Promise.all([
+        store.housekeeping.pruneAttempts(new Date(at - 3)),
+        other.housekeeping.pruneAttempts(new Date(at - 1)),
+        store.housekeeping.pruneAttempts(new Date(at - 2)),
+      ]);
+      await other.housekeeping.pruneAttempts(new Date(at - 60_000));
+      const [row] = await queryTestDatabase<{ value: string }>(
+        join(dir.path, "queue"),
+        "SELECT value FROM settings WHERE name = 'attempts_pruned_before'",
+      );
+      assert.equal(Number(row?.value), at - 1);
+    } finally {
+      await other.close();
+    }
+  });
+
   it("answers publishes made at once each with its own count, and queues them in publish order", async () => {
     const everything = await destination(["*"]);
     const failedA = await destination(["job.failed"]);
