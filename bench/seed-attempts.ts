@@ -6,8 +6,9 @@ import { DatabaseSync } from "node:sqlite";
  * minutes the worker would take to make it: `count` attempts, one per delivery, spread evenly
  * over the last 23 hours (inside the delivery-stats window of 24 hourly buckets ending with the
  * current one), across `destinationIds` in turn; one in ten a 500, the others a 200. The rows
- * are what the worker writes (events, deliveries ended `delivered`/`failed`, one attempt each),
- * so that every read of the delivery log sees them as real.
+ * are what the worker writes (events, deliveries ended `delivered`/`failed`, one attempt each,
+ * kept in the delivery's row as decision 53 keeps an attempt that ends its delivery), so that
+ * every read of the delivery log sees them as real.
  *
  * The same statements run on both engines (`WITH RECURSIVE`, plain integers for times): SQLite
  * through node:sqlite, PostgreSQL through psql. Values are the bench's own (ids it made,
@@ -76,15 +77,14 @@ function seedStatements(options: {
        ${now} - (i * ${destinations} + ${destinations - 1}) * ${spacingMs} FROM n`,
     `${numbers(count - 1)}, dst(k, id) AS (VALUES ${destinationTable})
      INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
-       attempts, last_attempt_at, last_status_code, created_at, updated_at)
+       attempts, last_attempt_at, last_status_code, created_at, updated_at, first_started_at,
+       first_duration_ms, first_status_code)
      SELECT 'evt_seed_' || (i / ${destinations}), dst.id, ${workspace}, 'job.completed',
        CASE WHEN i % 10 = 0 THEN 'failed' ELSE 'delivered' END, 1,
        ${now} - i * ${spacingMs}, CASE WHEN i % 10 = 0 THEN 500 ELSE 200 END,
-       ${now} - i * ${spacingMs}, ${now} - i * ${spacingMs}
+       ${now} - i * ${spacingMs}, ${now} - i * ${spacingMs}, ${now} - i * ${spacingMs}, 40,
+       CASE WHEN i % 10 = 0 THEN 500 ELSE 200 END
      FROM n JOIN dst ON dst.k = i % ${destinations}`,
-    `INSERT INTO delivery_attempts (delivery_seq, attempt, started_at, duration_ms, status_code)
-     SELECT seq, 1, last_attempt_at, 40, last_status_code FROM deliveries
-     WHERE workspace_id = ${workspace} AND event_id LIKE 'evt_seed_%'`,
     `INSERT INTO delivery_stats_hourly (workspace_id, destination_id, hour_start, succeeded,
        failed, last_attempt_at, last_status_code, last_success_at, last_failure_at, failing_since)
      SELECT workspace_id, destination_id, hour_start, SUM(ok), SUM(1 - ok), MAX(started_at),
@@ -96,11 +96,12 @@ function seedStatements(options: {
        SELECT t.*, MAX(CASE WHEN ok = 1 THEN started_at END)
          OVER (PARTITION BY destination_id, hour_start) AS hour_success
        FROM (
-         SELECT dl.workspace_id, dl.destination_id, a.started_at, a.status_code,
-           a.started_at - a.started_at % 3600000 AS hour_start,
-           CASE WHEN a.status_code BETWEEN 200 AND 299 THEN 1 ELSE 0 END AS ok
-         FROM delivery_attempts a JOIN deliveries dl ON dl.seq = a.delivery_seq
-         WHERE dl.workspace_id = ${workspace} AND dl.event_id LIKE 'evt_seed_%'
+         SELECT workspace_id, destination_id, first_started_at AS started_at,
+           first_status_code AS status_code,
+           first_started_at - first_started_at % 3600000 AS hour_start,
+           CASE WHEN first_status_code BETWEEN 200 AND 299 THEN 1 ELSE 0 END AS ok
+         FROM deliveries
+         WHERE workspace_id = ${workspace} AND event_id LIKE 'evt_seed_%'
        ) t
      ) b
      GROUP BY workspace_id, destination_id, hour_start`,

@@ -17,8 +17,8 @@
  * on SQLite), in transactions of `chunk` events: half as many events as deliveries (each event
  * to two destinations, one the bench's receiver), spread over the 29 days before the last
  * hour; 2% failed after 3 attempts, 0.1% pending a retry due in 6 hours, the rest delivered at
- * the first; each delivery's first attempt in its row and each later one a row of its own, as
- * the service records them (decision 53). The expired deliveries are the same mix, all ended,
+ * the first; the first attempt of one delivered at the first in its row, and every other
+ * attempt a row of its own, as the service records them (decision 53). The expired deliveries are the same mix, all ended,
  * 31 to 35 days old. PostgreSQL's is vacuumed and analysed after the fill, as autovacuum would.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -116,9 +116,9 @@ async function fillChunk(
          CASE s.status WHEN 'delivered' THEN 200 ELSE 503 END,
          CASE s.status WHEN 'delivered' THEN NULL ELSE 'the receiver answered 503' END,
          CASE s.status WHEN 'failed' THEN 'retries_exhausted' END,
-         ${time}, ${time}, ${time}, 40,
-         CASE s.status WHEN 'delivered' THEN 200 ELSE 503 END,
-         CASE s.status WHEN 'delivered' THEN NULL ELSE 'http_status' END
+         ${time}, ${time}, CASE s.status WHEN 'delivered' THEN ${time} END,
+         CASE s.status WHEN 'delivered' THEN 40 END,
+         CASE s.status WHEN 'delivered' THEN 200 END, NULL
        FROM s CROSS JOIN (SELECT CAST($6 AS TEXT) AS id UNION ALL SELECT CAST($7 AS TEXT)) dst`,
       [...params, ids.workspace, ...ids.destinations, range.pendingDueAt],
     );
@@ -128,9 +128,9 @@ async function fillChunk(
        SELECT d.seq, k.k, d.created_at + (k.k - 1) * 60000, 40,
          CASE WHEN d.status = 'delivered' THEN 200 ELSE 503 END,
          CASE WHEN d.status = 'delivered' THEN NULL ELSE 'http_status' END
-       FROM deliveries d JOIN (SELECT 2 AS k UNION ALL SELECT 3) k
+       FROM deliveries d JOIN (SELECT 1 AS k UNION ALL SELECT 2 UNION ALL SELECT 3) k
          ON k.k <= d.attempts
-       WHERE d.seq > $1`,
+       WHERE d.seq > $1 AND d.status <> 'delivered'`,
       [after],
     );
   });

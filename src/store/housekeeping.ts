@@ -21,9 +21,9 @@ import { SqlSlice } from "./sql-slice.ts";
 export interface Housekeeping {
   /**
    * Deletes attempt records that started before `before`, and the delivery statistics'
-   * counters of the hours that ended by then; returns how many attempt rows. A delivery's
-   * first attempt, kept in its row (decision 53), is from then on left out of the log, and
-   * goes with the delivery.
+   * counters of the hours that ended by then; returns how many attempt rows. A first attempt
+   * kept in its delivery's row (one that ended it: decision 53) is from then on left out of
+   * the log, and goes with the delivery.
    */
   pruneAttempts(before: Date): Promise<number>;
 

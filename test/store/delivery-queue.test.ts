@@ -326,7 +326,7 @@ describe("the delivery queue in the store", () => {
     assert.deepEqual(await attemptLog(), []);
   });
 
-  it("prunes the rows of later attempts older than the retention", async () => {
+  it("prunes the rows of attempts that led to a retry or followed one, older than the retention", async () => {
     await store.housekeeping.pruneAttempts(clock.now()); // those of earlier tests
     await destination(["*"]);
     await publish("job.completed");
@@ -353,13 +353,111 @@ describe("the delivery queue in the store", () => {
         [2, 200],
       ],
     );
-    assert.equal(await store.housekeeping.pruneAttempts(clock.now()), 0);
+    // The first attempt led to a retry: a row of its own, pruned as the later one is.
+    assert.equal(await store.housekeeping.pruneAttempts(clock.now()), 1);
     assert.equal(await store.housekeeping.pruneAttempts(new Date(clock.now().getTime() + 1)), 1);
     const log = await store.log.getDelivery(
       workspace,
       deliveryId(first.eventId, first.destination.id),
     );
     assert.deepEqual(log?.attemptLog, []);
+  });
+
+  it("keeps a first attempt that leads to a retry as a row of its own, out of the row each retry rewrites", async () => {
+    await destination(["*"]);
+    await publish("job.completed");
+    const [first] = await claimUpTo(store, "w1", 10, 1000);
+    assert.ok(first);
+    await store.queue.finishAttempt(first.lease, first.seq, {
+      attempt: {
+        startedAt: clock.now(),
+        durationMs: 1,
+        statusCode: 502,
+        errorClass: "http_status",
+        responseBody: "<html>bad gateway</html>",
+      },
+      result: { status: "pending", nextAttemptAt: new Date(clock.now().getTime() + 1000) },
+      error: "HTTP 502",
+    });
+    // A waiting delivery's row is rewritten by its claims, its results and its circuit's
+    // openings (decision 53): a response body kept in it would be written again each time.
+    const [row] = await queryTestDatabase<{
+      first_started_at: unknown;
+      first_response_body: unknown;
+    }>(
+      join(dir.path, "queue"),
+      "SELECT first_started_at, first_response_body FROM deliveries WHERE seq = $1",
+      [first.seq],
+    );
+    assert.deepEqual({ ...row }, { first_started_at: null, first_response_body: null });
+    clock.advance(1000);
+    const [second] = await claimUpTo(store, "w1", 10, 1000);
+    assert.equal(second?.seq, first.seq);
+    await store.queue.finishAttempt(
+      second.lease,
+      second.seq,
+      attempted(200, { status: "delivered" }),
+    );
+    const log = await store.log.getDelivery(
+      workspace,
+      deliveryId(first.eventId, first.destination.id),
+    );
+    assert.deepEqual(
+      log?.attemptLog.map((entry) => [entry.attempt, entry.statusCode, entry.responseBody]),
+      [
+        [1, 502, "<html>bad gateway</html>"],
+        [2, 200, null],
+      ],
+    );
+  });
+
+  it("numbers a retry by hand on from the attempts made, attempt 1 in the row it ended", async () => {
+    const destinationId = await destination(["*"]);
+    await publish("job.completed");
+    const [first] = await claimUpTo(store, "w1", 10, 1000);
+    assert.ok(first);
+    await store.queue.finishAttempt(
+      first.lease,
+      first.seq,
+      attempted(200, { status: "delivered" }),
+    );
+    const id = deliveryId(first.eventId, destinationId);
+    assert.equal((await store.log.retryDelivery(workspace, id))?.kind, "queued");
+    const [again] = await claimUpTo(store, "w1", 10, 1000);
+    assert.equal(again?.seq, first.seq);
+    await store.queue.finishAttempt(
+      again.lease,
+      again.seq,
+      attempted(204, { status: "delivered" }),
+    );
+    const log = await store.log.getDelivery(workspace, id);
+    assert.deepEqual(
+      log?.attemptLog.map((entry) => [entry.attempt, entry.statusCode]),
+      [
+        [1, 200],
+        [2, 204],
+      ],
+    );
+  });
+
+  it("keeps the latest cutoff of several processes' attempt retention, in whatever order they run", async () => {
+    const other = await openStore(location, clock);
+    try {
+      const at = clock.now().getTime();
+      await Promise.all([
+        store.housekeeping.pruneAttempts(new Date(at - 3)),
+        other.housekeeping.pruneAttempts(new Date(at - 1)),
+        store.housekeeping.pruneAttempts(new Date(at - 2)),
+      ]);
+      await other.housekeeping.pruneAttempts(new Date(at - 60_000));
+      const [row] = await queryTestDatabase<{ value: string }>(
+        join(dir.path, "queue"),
+        "SELECT value FROM settings WHERE name = 'attempts_pruned_before'",
+      );
+      assert.equal(Number(row?.value), at - 1);
+    } finally {
+      await other.close();
+    }
   });
 
   it("answers publishes made at once each with its own count, and queues them in publish order", async () => {

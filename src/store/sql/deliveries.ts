@@ -215,8 +215,12 @@ const resultColumns: readonly JsonColumn[] = [
 
 /**
  * The first attempt's record, kept in the delivery's row (decision 53): each column set from
- * the round's report when the attempt made is the delivery's first, else left as it was.
+ * the round's report when the attempt made is the delivery's first and ends it, else left as
+ * it was. A first attempt that leads to a retry is a row of delivery_attempts, as the later
+ * ones are: the row of a waiting delivery is rewritten by each claim, each result and each
+ * opening of its circuit, and a response body in it would be written again every time.
  */
+const keptInRow = "r.attempted = 1 AND deliveries.attempts = 0 AND r.status <> 'pending'";
 const firstAttemptAssignments = (
   [
     ["first_started_at", "started_at"],
@@ -230,11 +234,14 @@ const firstAttemptAssignments = (
 )
   .map(
     ([column, reported]) =>
-      `${column} = CASE WHEN r.attempted = 1 AND deliveries.attempts = 0 THEN r.${reported} ELSE deliveries.${column} END`,
+      `${column} = CASE WHEN ${keptInRow} THEN r.${reported} ELSE deliveries.${column} END`,
   )
   .join(",\n       ");
 
-/** The attempts of a round after each delivery's first, numbered (SQLite's second statement). */
+/**
+ * The attempts of a round not kept in their delivery's row, numbered (SQLite's second
+ * statement): a first attempt that leads to a retry, and every later one.
+ */
 const attemptColumns: readonly JsonColumn[] = [
   ["delivery_seq", "BIGINT"],
   ["attempt", "INTEGER"],
@@ -262,8 +269,8 @@ const countedColumns: readonly JsonColumn[] = [
  * meets the row as the previous one left it.
  *
  * A round is one UPDATE of every delivery from the round, passed as one JSON parameter, which
- * keeps a delivery's first attempt in its row (decision 53), one INSERT of the later attempts
- * made, and one upsert of the hourly counters the delivery statistics
+ * keeps a first attempt that ends its delivery in the delivery's row (decision 53), one INSERT
+ * of the other attempts made, and one upsert of the hourly counters the delivery statistics
  * read (decision 36), a row per destination and hour of the round. On PostgreSQL the three
  * are one statement (the UPDATE a data-modifying CTE), and a batch of one round needs no
  * transaction: one round trip. SQLite, which cannot write in a CTE and has no round trips,
@@ -342,8 +349,8 @@ function splitIntoRounds(reports: readonly FinishedAttempt[]): number[][] {
  */
 export function recordSql(db: Database): { results: string; update: string } {
   const results = `r AS (${db.tableOfJsonRows("$2", resultColumns)})`;
-  // An attempt that was made counts, and its time and status become the latest; the first
-  // attempt's record is kept in the row (decision 53), later ones in delivery_attempts.
+  // An attempt that was made counts, and its time and status become the latest; a first
+  // attempt that ends the delivery is kept in the row (decision 53), others in delivery_attempts.
   // A listen session's delivery keeps its due time in listen_due_at (decision 34).
   // The rows are found by the primary key (decision 53). On PostgreSQL, as an index condition
   // on an array of the round's seqs, and with `IS TRUE` keeping the status test from matching
@@ -400,14 +407,15 @@ async function finishRound(
     const rows = await executor.query<{ seq: number | string }>(
       `WITH ${results},
        u AS (${update}
-             RETURNING deliveries.seq, deliveries.attempts, deliveries.workspace_id,
-                       deliveries.destination_id, r.attempted, r.started_at, r.duration_ms,
+             RETURNING deliveries.seq, deliveries.attempts, deliveries.status,
+                       deliveries.workspace_id, deliveries.destination_id, r.attempted,
+                       r.started_at, r.duration_ms,
                        r.status_code, r.error_class, r.last_error, r.response_body,
                        r.webhook_signature),
        a AS (${insertAttempts}
              SELECT seq, attempts, started_at, duration_ms, status_code, error_class,
                     last_error, response_body, webhook_signature
-             FROM u WHERE attempted = 1 AND attempts > 1),
+             FROM u WHERE attempted = 1 AND (attempts > 1 OR status = 'pending')),
        c AS (${countAttemptsSql(
          `SELECT workspace_id, destination_id, started_at, status_code FROM u WHERE attempted = 1`,
        )})
@@ -419,20 +427,24 @@ async function finishRound(
   const rows = await executor.query<{
     seq: number | string;
     attempts: number | string;
+    status: string;
     workspace_id: string | null;
     destination_id: string;
   }>(
     `WITH ${results} ${update}
-     RETURNING deliveries.seq, deliveries.attempts, deliveries.workspace_id,
+     RETURNING deliveries.seq, deliveries.attempts, deliveries.status, deliveries.workspace_id,
                deliveries.destination_id`,
     [now, JSON.stringify(values)],
   );
   const recorded = new Map(rows.map((row) => [Number(row.seq), row]));
   const made = reports.filter(({ seq, report }) => report.attempt !== null && recorded.has(seq));
   if (made.length === 0) return new Set(recorded.keys());
-  const retried = made.filter(({ seq }) => Number(recorded.get(seq)?.attempts) > 1);
-  if (retried.length > 0) {
-    const attempts = retried.map(({ seq, report }): SqlValue[] => {
+  const asRows = made.filter(({ seq }) => {
+    const row = recorded.get(seq);
+    return Number(row?.attempts) > 1 || row?.status === "pending";
+  });
+  if (asRows.length > 0) {
+    const attempts = asRows.map(({ seq, report }): SqlValue[] => {
       const attempt = report.attempt as AttemptRecord;
       return [
         seq,

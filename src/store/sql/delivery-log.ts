@@ -277,9 +277,10 @@ export async function selectDelivery(
     [named.eventId, named.destinationId, workspaceId],
   );
   if (row === undefined) return null;
-  // The first attempt is kept in the delivery's row, the later ones (and any first attempt
-  // recorded before decision 53) in delivery_attempts; a first attempt older than attempt
-  // retention's last cutoff is left out, as its row would have been deleted.
+  // A first attempt that ended the delivery is kept in its row, the others (a first attempt
+  // that led to a retry, any recorded before decision 53, and every later one) in
+  // delivery_attempts; a first attempt in the row older than attempt retention's last cutoff
+  // is left out, as its row would have been deleted.
   const attempts = await db.query<AttemptRow>(
     `SELECT 1 AS attempt, first_started_at AS started_at, first_duration_ms AS duration_ms,
             first_status_code AS status_code, first_error AS error,
