@@ -10,7 +10,12 @@ const script = fileURLToPath(new URL("../../../scripts/quickstart-check.sh", imp
 describe("the README's quickstart, run as written on a fresh clone", () => {
   it(
     "ends in a delivery the example receiver verified, leaves no secret where git sees it, and its teardown leaves nothing",
-    { skip: testBackend !== "sqlite" && "SQLite run only: the quickstart uses SQLite" },
+    {
+      skip: testBackend !== "sqlite" && "SQLite run only: the quickstart uses SQLite",
+      // A fresh clone's npm install, build and server start, then a sign-in in Chromium: about
+      // two minutes on a quiet two-core machine, longer on a slow or shared one.
+      timeout: 600_000,
+    },
     async () => {
       const run = await runProcess("bash", [script], {
         env: {
