@@ -204,8 +204,11 @@ describe("the dashboard's logs in a browser", () => {
     assert.equal(await header("Webhook-Signature"), received.headers["webhook-signature"]);
     assert.equal(await header("Webhook-Id"), eventId);
     assert.equal(await header("Content-Type"), "application/json");
+    // The body is fetched with the event, after the attempt: wait until it is shown.
+    const body = request.locator("pre.request-body");
+    await body.filter({ hasNotText: "Loading…" }).waitFor();
     assert.equal(
-      await request.locator("pre.request-body").textContent(),
+      await body.textContent(),
       received.bodyText,
       "the body, byte for byte as the receiver got it",
     );
