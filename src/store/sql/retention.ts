@@ -1,6 +1,5 @@
 import type { Database } from "../database.ts";
 import { statsHourMs } from "./count-attempts.ts";
-import { ATTEMPTS_PRUNED_BEFORE } from "./settings.ts";
 
 /**
  * Retention in bounded batches (decision 50): each statement below removes at most `limit`
@@ -22,25 +21,6 @@ export function deleteAttemptBatch(db: Database, before: number, limit: number):
        SELECT delivery_seq, attempt FROM delivery_attempts WHERE started_at < $1
        ORDER BY started_at LIMIT $2 ${db.claimLockClause("delivery_attempts")})`,
     [before, limit],
-  );
-}
-
-/**
- * Records that attempts that started before `before` are pruned, unless a later cutoff is
- * recorded already (another process's pass). A delivery's first attempt is kept in its row
- * (decision 53), where a delete cannot reach it without an index of its own; the log leaves
- * out a first attempt older than this cutoff, as it no longer finds a pruned row.
- */
-export async function markAttemptsPrunedBefore(
-  db: Database,
-  before: number,
-  now: number,
-): Promise<void> {
-  await db.execute(
-    `INSERT INTO settings (name, value, updated_at) VALUES ($1, $2, $3)
-     ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
-     WHERE CAST(settings.value AS BIGINT) < CAST(excluded.value AS BIGINT)`,
-    [ATTEMPTS_PRUNED_BEFORE, String(before), now],
   );
 }
 

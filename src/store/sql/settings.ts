@@ -36,3 +36,21 @@ export async function writeSetting(
     [name, value, now],
   );
 }
+
+/**
+ * Records the number `value` unless the setting holds a larger one already: a mark that only
+ * moves forward, whichever of several processes writes last.
+ */
+export async function raiseSetting(
+  db: SqlExecutor,
+  name: string,
+  value: number,
+  now: number,
+): Promise<void> {
+  await db.execute(
+    `INSERT INTO settings (name, value, updated_at) VALUES ($1, $2, $3)
+     ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+     WHERE CAST(settings.value AS BIGINT) < CAST(excluded.value AS BIGINT)`,
+    [name, String(value), now],
+  );
+}
