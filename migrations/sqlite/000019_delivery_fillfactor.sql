@@ -1,0 +1,3 @@
+-- Nothing on SQLite: PostgreSQL's 000019 leaves room on the pages of deliveries so that a
+-- delivery's updates stay on its page (issue 32, decision 55). SQLite rewrites a row in place
+-- in its B-tree; it has no fillfactor.
