@@ -33,6 +33,17 @@ async function main(): Promise<number> {
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }
+  const last = argv.at(-1);
+  if (last === "--help" || last === "-h") {
+    // A command's help as the build rendered it, without commander and the command tree,
+    // when the texts fit this output (decision 51's addendum); else commander renders it.
+    const { prerenderedHelp } = await import("../cli/prerendered-help.ts");
+    const help = prerenderedHelp(argv, process.stdout);
+    if (help !== undefined) {
+      process.stdout.write(help);
+      return 0;
+    }
+  }
   const { processIo } = await import("../cli/io.ts");
   const { runCli } = await import("../cli/run.ts");
   return runCli(argv, processIo());

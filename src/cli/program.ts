@@ -3,6 +3,7 @@ import { globalOptionsTaken, settingsOfHandler, type CommandSettings } from "./c
 import { VERSION } from "../version.ts";
 import { addGlobalOptions, type GlobalOptions } from "./global-options.ts";
 import type { CliIo } from "./io.ts";
+import { PRERENDERED_HELP_WIDTH } from "./prerendered-help.ts";
 
 /**
  * A command that knows what its handler takes (`action`'s settings), so that its help shows
@@ -170,6 +171,12 @@ export async function buildProgram(
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
       outputError: () => undefined,
+      // Help is wrapped to the width of the streams svc writes to, not to the process's own
+      // (commander's default): a run in process with its own streams renders what a run of
+      // the binary with the same streams would, which is how the build renders the texts
+      // `prerenderedHelp` prints.
+      getOutHelpWidth: () => terminalWidth(io.stdout),
+      getErrHelpWidth: () => terminalWidth(io.stderr),
     });
   program.addHelpText(
     "after",
@@ -196,6 +203,12 @@ Examples:
   }
   recordFailures(program, [], failure);
   return program;
+}
+
+/** A terminal's width; 80 (commander's own default) for a pipe or a file. */
+function terminalWidth(stream: CliIo["stdout"]): number {
+  const columns = stream.isTTY === true ? (stream as { columns?: number }).columns : undefined;
+  return columns ?? PRERENDERED_HELP_WIDTH;
 }
 
 /** Each command notes itself as the one that failed when commander refuses its arguments. */

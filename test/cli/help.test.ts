@@ -1,19 +1,18 @@
 import assert from "node:assert/strict";
+import { copyFile, utimes, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, it } from "node:test";
-import type { Command } from "commander";
+import { pathToFileURL } from "node:url";
 import type { CliIo } from "../../src/cli/io.ts";
 import { buildProgram } from "../../src/cli/program.ts";
+import {
+  PRERENDERED_HELP_FILE,
+  helpRequestPath,
+  prerenderedHelp,
+} from "../../src/cli/prerendered-help.ts";
+import { commandPaths } from "../../src/cli/render-help-texts.ts";
 import { runCliInMemory } from "../support/in-memory-cli.ts";
-
-/** Every group and command of svc, as typed after `svc`. */
-function commandPaths(command: Command, path: readonly string[] = []): string[][] {
-  return [
-    [...path],
-    ...command.commands
-      .filter((sub) => sub.name() !== "help")
-      .flatMap((sub) => commandPaths(sub, [...path, sub.name()])),
-  ];
-}
+import { tempDir } from "../support/temp.ts";
 
 describe("svc --help, everywhere (issue 19)", () => {
   it("every group and command has examples in its help", async () => {
@@ -69,5 +68,62 @@ describe("svc --help, everywhere (issue 19)", () => {
       webhooks?.commands.map((command) => command.name()),
       ["list", "create", "get", "update", "delete"],
     );
+  });
+});
+
+describe("svc <command> --help from the texts the build wrote (decision 51's addendum)", () => {
+  it("prints for every command exactly what commander prints, from dist's help.json", async () => {
+    const paths = commandPaths(await buildProgram({ env: {} } as unknown as CliIo, []));
+    const differ: string[] = [];
+    for (const path of paths) {
+      for (const flag of ["--help", "-h"]) {
+        const run = await runCliInMemory([...path, flag], { env: {} });
+        assert.equal(run.status, 0, `svc ${path.join(" ")} ${flag}`);
+        if (prerenderedHelp([...path, flag], {}) !== run.stdout) {
+          differ.push(`svc ${path.join(" ")} ${flag}`);
+        }
+      }
+    }
+    assert.deepEqual(differ, []);
+  });
+
+  it("is used only for a command's words and --help; commander renders anything else", () => {
+    assert.equal(helpRequestPath(["webhooks", "list", "--help"]), "webhooks list");
+    assert.equal(helpRequestPath(["--help"]), "");
+    assert.equal(helpRequestPath(["portal-link", "-h"]), "portal-link");
+    assert.equal(helpRequestPath(["--json", "webhooks", "--help"]), undefined);
+    assert.equal(helpRequestPath(["webhooks", "get", "dst_1", "--help"]), undefined);
+    assert.equal(helpRequestPath(["webhooks", "list"]), undefined);
+    assert.equal(helpRequestPath(["webhooks", "--help", "list"]), undefined);
+    assert.equal(prerenderedHelp(["webhooks", "lst", "--help"], {}), undefined, "a typo");
+    const text = prerenderedHelp(["webhooks", "--help"], {});
+    assert.match(text ?? "", /^Usage: svc webhooks/);
+    assert.equal(prerenderedHelp(["webhooks", "--help"], { isTTY: true, columns: 80 }), text);
+    assert.equal(
+      prerenderedHelp(["webhooks", "--help"], { isTTY: true, columns: 120 }),
+      undefined,
+      "a terminal of another width gets commander's wrapping",
+    );
+    assert.equal(prerenderedHelp(["webhooks", "--help"], { isTTY: true }), undefined);
+  });
+
+  it("is not used when missing, or older than the compiled command tree", async () => {
+    const dir = await tempDir();
+    try {
+      const texts = pathToFileURL(join(dir.path, "help.json"));
+      const program = pathToFileURL(join(dir.path, "program.js"));
+      await writeFile(program, "");
+      const files = { texts, program };
+      assert.equal(prerenderedHelp(["webhooks", "--help"], {}, files), undefined, "no texts");
+      await copyFile(PRERENDERED_HELP_FILE, texts);
+      const past = new Date(Date.now() - 60_000);
+      await utimes(program, past, past);
+      assert.match(prerenderedHelp(["webhooks", "--help"], {}, files) ?? "", /^Usage: svc/);
+      const future = new Date(Date.now() + 60_000);
+      await utimes(program, future, future);
+      assert.equal(prerenderedHelp(["webhooks", "--help"], {}, files), undefined, "stale texts");
+    } finally {
+      await dir.cleanup();
+    }
   });
 });

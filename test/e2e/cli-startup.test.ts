@@ -3,6 +3,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join, sep } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { runCliInMemory } from "../support/in-memory-cli.ts";
 import { runProcess } from "../support/process.ts";
 import { json, startStubApi, type StubApi } from "../support/stub-api.ts";
 import { isolatedConfigHome, svcBin } from "../support/svc.ts";
@@ -73,8 +74,21 @@ describe("svc loads only what the command it runs needs (issue 33)", () => {
     assert.deepEqual(packages(loaded), []);
   });
 
-  it("svc webhooks --help declares the webhooks commands without loading their bodies or zod", async () => {
-    const loaded = await modulesLoadedBy(["webhooks", "--help"]);
+  it("svc webhooks --help prints the build's text: no command, no package", async () => {
+    const { run, loaded } = await loadedBy(["webhooks", "--help"]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(ownModules(loaded), [
+      "bin/svc.js",
+      "bin/node-version.js",
+      "cli/prerendered-help.js",
+    ]);
+    assert.deepEqual(packages(loaded), []);
+    const inProcess = await runCliInMemory(["webhooks", "--help"], { env: {} });
+    assert.equal(run.stdout, inProcess.stdout);
+  });
+
+  it("svc --no-pager webhooks --help (commander's help) declares the webhooks commands without loading their bodies or zod", async () => {
+    const loaded = await modulesLoadedBy(["--no-pager", "webhooks", "--help"]);
     const own = ownModules(loaded);
     assert.ok(own.includes("cli/webhooks/webhooks-commands.js"), own.join("\n"));
     const bodies = own.filter(
