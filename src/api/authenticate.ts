@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import "./request-context.ts";
+import { hashToken } from "../crypto/tokens.ts";
 import { AppError } from "../errors.ts";
 import type { KeyScope, OperatorScope, Scope, Store } from "../interfaces.ts";
 import { checkCsrf, cookieToken } from "./auth/cookie-session.ts";
@@ -59,6 +60,20 @@ function presentedToken(request: FastifyRequest): string {
   return match[1];
 }
 
+/**
+ * The credential of the token the request presents, looked up by the hash the request budget
+ * already worked out when it is of the same token (decision 54), else by a hash made here.
+ */
+async function identifyPresented(
+  store: Pick<Store, "credentials" | "portal">,
+  request: FastifyRequest,
+): Promise<Credential> {
+  const token = presentedToken(request);
+  const known = request.presentedTokenHash;
+  const tokenHash = known?.token === token ? known.hash : hashToken(token);
+  return identify(store, token, useNotRecorded(request), tokenHash);
+}
+
 /** A key's use that could not be written is logged; the request goes on. */
 function useNotRecorded(request: FastifyRequest): (error: unknown) => void {
   return (error) => {
@@ -78,7 +93,7 @@ async function authorise(
   workspaceId: string,
   scope: Scope,
 ): Promise<{ credential: Credential; scopes: readonly Scope[] }> {
-  const credential = await identify(store, presentedToken(request), useNotRecorded(request));
+  const credential = await identifyPresented(store, request);
   const scopes = isWellFormedId(workspaceId)
     ? await scopesIn(store, credential, workspaceId)
     : null;
@@ -104,7 +119,7 @@ async function authoriseOperator(
   request: FastifyRequest,
   scope: OperatorScope,
 ): Promise<Credential> {
-  const credential = await identify(store, presentedToken(request), useNotRecorded(request));
+  const credential = await identifyPresented(store, request);
   if (!isOperatorKey(credential)) {
     throw new AppError("operator_key_required");
   }
@@ -144,7 +159,7 @@ export function registerAuthorisation(
       request.grantedScopes = granted.scopes;
       request.authorisedWorkspace = workspace;
     } else if (authenticated === true) {
-      request.credential = await identify(store, presentedToken(request), useNotRecorded(request));
+      request.credential = await identifyPresented(store, request);
     }
   });
 }

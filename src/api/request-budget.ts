@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { hashToken } from "../crypto/tokens.ts";
 import { AppError } from "../errors.ts";
 import type { Clock } from "../interfaces.ts";
 import { cookieToken } from "./auth/cookie-session.ts";
@@ -110,7 +110,9 @@ export class TokenBuckets {
 /**
  * Who a request's budget is: the credential it presents (a bearer token, else the dashboard's
  * session cookie), named by a hash of the token, never the token; else its address. Read
- * before the credential is looked up, so a key that does not exist has a budget too.
+ * before the credential is looked up, so a key that does not exist has a budget too. The hash
+ * is the one the credential is stored under: kept on the request, authentication looks the
+ * credential up by it without hashing the token again.
  */
 function clientOf(request: FastifyRequest): { token: string | null; address: string } {
   const address = `address:${addressKey(request.socket.remoteAddress ?? "")}`;
@@ -125,8 +127,10 @@ function clientOf(request: FastifyRequest): { token: string | null; address: str
     }
   }
   if (token === undefined) return { token: null, address };
-  const hash = createHash("sha256").update(token, "utf8").digest("base64url").slice(0, 22);
-  return { token: `token:${hash}`, address };
+  const hash = hashToken(token);
+  request.presentedTokenHash = { token, hash };
+  // 128 bits of the hash name the bucket: as distinct as the whole, and the map stays small.
+  return { token: `token:${hash.slice(0, 32)}`, address };
 }
 
 /**

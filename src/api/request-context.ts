@@ -41,6 +41,12 @@ declare module "fastify" {
      * budget within a second of the last one logged (decision 45).
      */
     quietLog?: boolean;
+    /**
+     * The token the request presents and its hash (`hashToken`), worked out once by the request
+     * budget, which names a client by it; authentication looks the credential up by the same
+     * hash instead of hashing the token again (decision 54).
+     */
+    presentedTokenHash?: { readonly token: string; readonly hash: string };
     /** The idempotency key this request holds, while it runs. */
     idempotency?: { readonly workspaceId: string; readonly key: string };
   }

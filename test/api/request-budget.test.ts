@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, it } from "node:test";
+import crypto from "node:crypto";
+import { syncBuiltinESMExports } from "node:module";
+import { after, before, beforeEach, describe, it, mock } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { MAX_BUCKETS, TokenBuckets } from "../../src/api/request-budget.ts";
 import { createClient, SvcApiError } from "../../src/client/index.ts";
@@ -85,6 +87,30 @@ describe("the request budget", () => {
     assert.equal((await get(token, webhooks())).statusCode, 403);
     for (let index = 1; index < BURST; index += 1) await get(token, webhooks());
     assert.equal((await get(token, webhooks())).statusCode, 429);
+  });
+
+  it("hashes a request's token once: the credential is looked up by the hash the budget made", async () => {
+    const token = await api.key(["webhooks:read"]);
+    let hashesOfToken = 0;
+    const createHash = crypto.createHash;
+    const spy = mock.method(crypto, "createHash", (...args: Parameters<typeof createHash>) => {
+      const hash = createHash(...args);
+      const update = hash.update.bind(hash);
+      hash.update = (data: crypto.BinaryLike, encoding?: crypto.Encoding) => {
+        if (data === token) hashesOfToken += 1;
+        return encoding === undefined ? update(data) : update(data as string, encoding);
+      };
+      return hash;
+    });
+    syncBuiltinESMExports();
+    try {
+      assert.equal((await get(token, webhooks())).statusCode, 200);
+      assert.equal((await get("svc_not_a_key", webhooks())).statusCode, 401);
+    } finally {
+      spy.mock.restore();
+      syncBuiltinESMExports();
+    }
+    assert.equal(hashesOfToken, 1);
   });
 
   it("one key's flood does not refuse another key of the same workspace, at the same address", async () => {

@@ -156,13 +156,21 @@ describe("delivery of notifications", () => {
 
   it("drops deliveries already queued when the destination is deactivated or deleted", async () => {
     // Each first attempt fails, so the deliveries wait for a retry while the test changes them.
-    const target = await receiver(always(500));
+    // The receiver answers the first attempts only once both changes are made: a retry is
+    // scheduled from the answer (50 ms later here), which a loaded machine could otherwise send
+    // before the PATCH, as it should.
+    const changed = Promise.withResolvers<undefined>();
+    const target = await receiver(async () => {
+      await changed.promise;
+      return { status: 500 };
+    });
     const deactivated = await register(`${target.url}/deactivated`, ["job.completed"]);
     const deleted = await register(`${target.url}/deleted`, ["job.completed"]);
     await publish("job.completed");
     await target.waitForRequests(2);
     await api.patch(`${hooks}/${deactivated.id}`, { active: false });
     await api.delete(`${hooks}/${deleted.id}`);
+    changed.resolve(undefined);
     const last = await settled(deactivated.id, "failed");
     assert.match(last.last_error ?? "", /deactivated/);
     assert.equal(last.attempts, 1, "no attempt after the deactivation");

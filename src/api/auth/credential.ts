@@ -60,14 +60,15 @@ export function principalOf(credential: Credential): string {
  * unknown, revoked or expired token of either kind is 401, with a message on how to get a
  * new one. An API key's use is recorded without holding up the request (the store writes it
  * at most once a minute); a failure to record it goes to `onUseNotRecorded`, never to the
- * caller, whose request needs no write.
+ * caller, whose request needs no write. `tokenHash` is the token's `hashToken`, if the caller
+ * has it already (the request budget worked it out).
  */
 export async function identify(
   store: CredentialStores,
   token: string,
   onUseNotRecorded: (error: unknown) => void,
+  tokenHash: string = hashToken(token),
 ): Promise<Credential> {
-  const tokenHash = hashToken(token);
   if (token.startsWith(PORTAL_SESSION_TOKEN_PREFIX)) {
     const portal = await store.portal.findActiveSession(tokenHash);
     if (portal === null) {

@@ -55,23 +55,46 @@ function batchValue(events: readonly NewEvent[]): string {
   );
 }
 
-const fanOutColumns: readonly JsonColumn[] = [
+/**
+ * What routes an event to its deliveries, without its body: SQLite's fan-out count reads the
+ * first three columns and its deliveries' INSERT all five, from one JSON parameter
+ * (`routingValue`) made once per batch. The body is in the events' INSERT alone: a batch of
+ * large bodies is not unpacked again for each statement (decision 54).
+ */
+const routingColumns: readonly JsonColumn[] = [
   ["workspace_id", "TEXT"],
   ["type", "TEXT"],
   ["position", "INTEGER"],
+  ["id", "TEXT"],
+  ["created_at", "BIGINT"],
 ];
+const fanOutColumns = routingColumns.slice(0, 3);
+
+/** The batch's events as `routingColumns`, in publish order. */
+function routingValue(events: readonly NewEvent[]): string {
+  return JSON.stringify(
+    events.map((event, position): SqlValue[] => [
+      event.workspaceId,
+      event.type,
+      position,
+      event.id,
+      event.createdAt.getTime(),
+    ]),
+  );
+}
 
 /**
  * The events of a batch that would reach more than \`limit\` webhook destinations (active, not
  * deleted, subscribed to the type or to \`*\`): each one's position in the batch and how many.
  * Listen sessions are not counted: they have their own bound (decision 34). The events go as
  * their workspaces and types alone, never their bodies. Its join is the publish's own, once
- * more: what a workspace's destinations cost a publish, paid twice.
+ * more: what a workspace's destinations cost a publish, paid twice. `routing` is the batch's
+ * `routingValue`.
  */
 async function selectFanOutsOver(
   db: Database,
   executor: SqlExecutor,
-  events: readonly NewEvent[],
+  routing: string,
   limit: number,
 ): Promise<Map<number, number>> {
   const rows = await executor.query<{ position: number | string; fan_out: number | string }>(
@@ -84,11 +107,7 @@ async function selectFanOutsOver(
                    WHERE s.destination_id = d.id AND s.event IN (b.type, '*'))
      GROUP BY b.position
      HAVING COUNT(*) > $3`,
-    [
-      JSON.stringify(events.map((event, position) => [event.workspaceId, event.type, position])),
-      true,
-      limit,
-    ],
+    [routing, true, limit],
   );
   return new Map(rows.map((row) => [Number(row.position), Number(row.fan_out)]));
 }
@@ -180,10 +199,19 @@ export async function publishEvents(
     return summary(events, written.refused, written);
   }
   return db.transaction(async (tx) => {
-    const refused = await selectRefusedFanOuts(db, tx, events, fanOutLimits);
+    const routing = routingValue(events);
+    const refused = await selectRefusedFanOuts(db, tx, routing, fanOutLimits);
     const kept = events.filter((_event, position) => !refused.has(position));
     const written =
-      kept.length === 0 ? { rows: [], handed: [] } : await writeInTransaction(db, tx, kept, lease);
+      kept.length === 0
+        ? { rows: [], handed: [] }
+        : await writeInTransaction(
+            db,
+            tx,
+            kept,
+            refused.size === 0 ? routing : routingValue(kept),
+            lease,
+          );
     return summary(events, refused, written);
   });
 }
@@ -210,11 +238,11 @@ type WrittenRow = ClaimedRow & { lease_owner: string | null };
 async function selectRefusedFanOuts(
   db: Database,
   executor: SqlExecutor,
-  events: readonly NewEvent[],
+  routing: string,
   fanOutLimits: readonly number[],
 ): Promise<Map<number, number>> {
   const smallest = Math.min(...fanOutLimits);
-  const over = await selectFanOutsOver(db, executor, events, smallest);
+  const over = await selectFanOutsOver(db, executor, routing, smallest);
   for (const [position, fanOut] of over) {
     if (fanOut <= (fanOutLimits[position] ?? smallest)) over.delete(position);
   }
@@ -299,25 +327,28 @@ async function writeInOneStatement(
   return { rows, handed, refused };
 }
 
-/** SQLite: the two INSERTs and the claim's SELECT, in the caller's transaction. */
+/**
+ * SQLite: the two INSERTs and the claim's SELECT, in the caller's transaction; the deliveries'
+ * INSERT reads the batch's `routing` (its `routingValue`), not its bodies.
+ */
 async function writeInTransaction(
   db: Database,
   tx: SqlExecutor,
   events: readonly NewEvent[],
+  routing: string,
   lease: PublishLease | null,
 ): Promise<{ rows: WrittenRow[]; handed: ClaimedDelivery[] }> {
-  const batch = batchValue(events);
   await tx.execute(
     `WITH ${batchTable(db, "$1")}
      INSERT INTO events (id, workspace_id, type, body, api_version, created_at, traceparent)
      SELECT id, workspace_id, type, body, api_version, created_at, traceparent
      FROM batch ORDER BY position`,
-    [batch],
+    [batchValue(events)],
   );
-  const rows = await tx.query<WrittenRow>(`WITH ${batchTable(db, "$6")}, ${insertDeliveries(db)}`, [
-    ...leaseValues(lease),
-    batch,
-  ]);
+  const rows = await tx.query<WrittenRow>(
+    `WITH batch AS (${db.tableOfJsonRows("$6", routingColumns)}), ${insertDeliveries(db)}`,
+    [...leaseValues(lease), routing],
+  );
   const leased = rows
     .filter((row) => row.lease_owner !== null)
     .map((row) => Number(row.seq))
