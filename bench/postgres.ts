@@ -132,3 +132,29 @@ export async function startStatementCounts(
     },
   };
 }
+
+/**
+ * Shared blocks the statements of `url`'s database touch from now until `finish`, found in
+ * PostgreSQL's buffers (`hit`) or read from the operating system (`read`), from
+ * `pg_stat_statements` (null where it is not loaded). Resets the statistics of every database.
+ */
+export async function startBlockCounts(
+  url: string,
+): Promise<{ finish: () => Promise<{ hit: number; read: number }> } | null> {
+  if ((await startStatementCounts(url)) === null) return null;
+  return {
+    async finish() {
+      const reader = openDatabase(url);
+      try {
+        const [sums] = await reader.query<{ hit: string | null; read: string | null }>(
+          `SELECT sum(shared_blks_hit) AS hit, sum(shared_blks_read) AS read
+           FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database
+             WHERE datname = current_database())`,
+        );
+        return { hit: Number(sums?.hit ?? 0), read: Number(sums?.read ?? 0) };
+      } finally {
+        await reader.close();
+      }
+    },
+  };
+}

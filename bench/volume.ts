@@ -1,17 +1,23 @@
 /**
  * `npm run bench:volume -- [--rows 10000000] [--expired 100000] [--deliveries 20000]
- * [--warmup 5000] [--requests 300] [--sqlite-only | --postgres-only] [--keep]`: whether the service
- * stays flat as its tables grow (issue 32, decision 50). For each engine, back to back, a
- * database with no history and one with `--rows` deliveries of history, each measured the
- * same way through a running `svc server`:
+ * [--warmup 5000] [--requests 300] [--rounds 3] [--sqlite-only | --postgres-only] [--keep]`:
+ * whether the service stays flat as its tables grow (issue 32, decision 50). For each engine, a
+ * database with no history and one with `--rows` deliveries of history, each behind a running
+ * `svc server` of its own, measured the same way in `--rounds` alternating rounds (empty, full,
+ * empty, full…) so that a drift of the machine's speed falls on both; the table gives each
+ * state's median over the rounds and the change of the medians. Each round measures:
  * - delivery throughput and publish p99 (`measureThroughput`: 32 publishers, every delivery
  *   received at a loopback HTTPS receiver), with the server's CPU and PostgreSQL backends' CPU
  *   per delivery;
  * - a delivery-log page's p50/p99: the destination's first page of 100, a page of 100 fifty
  *   pages deep, the workspace's first page of events;
  * - a retention pass (`pruneAttempts` and `pruneEvents` as the hourly maintenance runs them)
- *   over the same `--expired` deliveries past retention in both databases: its time, and the
- *   longest the pass held the process's main thread (on SQLite the statements run there).
+ *   over `--expired` deliveries past retention, the same in both databases: each round's pass
+ *   has its own set of expired deliveries (the oldest set first, each a day older than the
+ *   next) and a cutoff that takes that set alone; its time, the longest the pass held the
+ *   process's main thread (on SQLite the statements run there), and on PostgreSQL with
+ *   `pg_stat_statements` the shared blocks its statements touched per row removed and the
+ *   share of them read from the operating system (the work, apart from where it was found).
  *
  * The history is written by the engine itself (generate_series on PostgreSQL, a recursive CTE
  * on SQLite), in transactions of `chunk` events: half as many events as deliveries (each event
@@ -30,7 +36,13 @@ import type { Database } from "../src/store/database.ts";
 import { openDatabase, openStore } from "../src/store/open-store.ts";
 import { createTestCa } from "../test/support/tls.ts";
 import { measureThroughput, register } from "./measure.ts";
-import { databaseOf, postgresCpuMs, postgresDatabase, startStatementCounts } from "./postgres.ts";
+import {
+  databaseOf,
+  postgresCpuMs,
+  postgresDatabase,
+  startBlockCounts,
+  startStatementCounts,
+} from "./postgres.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService, type BenchService } from "./service.ts";
 import { argument, cpuMs, percentile, progress, round } from "./stats.ts";
@@ -40,6 +52,7 @@ const expired = Number(argument("--expired") ?? 100_000);
 const deliveries = Number(argument("--deliveries") ?? 20_000);
 const warmup = Number(argument("--warmup") ?? 5_000);
 const requests = Number(argument("--requests") ?? 300);
+const rounds = Number(argument("--rounds") ?? 3);
 /** Keeps the full database for inspection (its location goes to stderr) instead of dropping it. */
 const keep = process.argv.includes("--keep");
 /**
@@ -50,7 +63,11 @@ const keep = process.argv.includes("--keep");
  */
 const chunk = 20_000;
 const dayMs = 86_400_000;
-const retentionMs = 30 * dayMs;
+
+/** How old the newest delivery of expired set `set` (1 the oldest) is: 31 days for the last. */
+function expiredSetAgeMs(set: number): number {
+  return (31 + 2 * (rounds - set)) * dayMs;
+}
 
 interface Figures {
   deliveries_per_s: number;
@@ -67,6 +84,10 @@ interface Figures {
   retention_rows: number;
   retention_longest_hold_ms: number;
   retention_longest_cpu_hold_ms: number;
+  /** PostgreSQL: shared blocks the pass's statements touched per row removed. */
+  retention_blocks_per_row: number;
+  /** PostgreSQL: the share of those read from the operating system, not found in its buffers. */
+  retention_blocks_read_pct: number;
   load_average: number;
 }
 
@@ -136,7 +157,11 @@ async function fillChunk(
   });
 }
 
-/** The history: `kept` deliveries and `expired` past retention, written in chunks. */
+/**
+ * The history: `rounds` sets of `expired` deliveries past retention (set 1 the oldest, 31 + 2 ×
+ * (rounds − k) to 33 + 2 × (rounds − k) days old for set k, published in that order, so that
+ * the retention walk meets them oldest first), then `kept` deliveries, written in chunks.
+ */
 async function fillHistory(
   location: string,
   ids: { workspace: string; destinations: readonly [string, string] },
@@ -163,10 +188,18 @@ async function fillHistory(
         }
       }
     };
-    await fill(expired / 2, 1, { start: now - 35 * dayMs, end: now - 31 * dayMs }, null);
+    for (let set = 1; set <= rounds; set += 1) {
+      const newest = now - expiredSetAgeMs(set);
+      await fill(
+        expired / 2,
+        1 + (set - 1) * (expired / 2),
+        { start: newest - 2 * dayMs, end: newest },
+        null,
+      );
+    }
     await fill(
       kept / 2,
-      1 + expired / 2,
+      1 + rounds * (expired / 2),
       { start: now - 29 * dayMs, end: now - 3_600_000 },
       now + 6 * 3_600_000,
     );
@@ -202,11 +235,11 @@ async function timeRequests(
  */
 async function retentionPass(
   location: string,
-  now: number,
+  cutoffMs: number,
 ): Promise<{ ms: number; rows: number; longestHoldMs: number; longestCpuHoldMs: number }> {
   const store = await openStore(location, systemClock);
   try {
-    const cutoff = new Date(now - retentionMs);
+    const cutoff = new Date(cutoffMs);
     const delay = monitorEventLoopDelay({ resolution: 1 });
     let last = process.cpuUsage();
     let longestCpuUs = 0;
@@ -233,13 +266,25 @@ async function retentionPass(
   }
 }
 
-async function measureState(
+/** A database behind a running server of its own, with the destinations the bench uses. */
+interface State {
+  readonly engine: "sqlite" | "postgres";
+  readonly service: BenchService;
+  readonly location: string;
+  readonly destination: string;
+  readonly now: number;
+  readonly postgresUrl: string | null;
+  dispose(): Promise<void>;
+}
+
+/** Starts a server on a new database and fills it with `historyRows` of history. */
+async function prepareState(
   engine: "sqlite" | "postgres",
   historyRows: number,
   receiver: BenchReceiver,
   caCertPath: string,
   dir: string,
-): Promise<Figures> {
+): Promise<State> {
   const pg = engine === "postgres" ? postgresDatabase() : null;
   if (pg !== null && "skipped" in pg) throw new Error(`PostgreSQL: ${pg.skipped}`);
   const runDir = await mkdtemp(join(dir, `${engine}-`));
@@ -250,60 +295,7 @@ async function measureState(
     ...(pg === null ? {} : { database: pg.url }),
   });
   const location = pg === null ? join(runDir, "data", "svc.db") : pg.url;
-  try {
-    const destination = await register(service, `${receiver.url}/volume`, ["job.completed"]);
-    const other = await register(service, `${receiver.url}/other`, ["job.failed"]);
-    const now = Date.now();
-    progress(`${engine}: filling ${historyRows} deliveries of history, ${expired} expired`);
-    const ids = { workspace: service.workspaceId, destinations: [destination, other] as const };
-    await fillHistory(location, ids, historyRows, now);
-    progress(`${engine}: ${warmup} deliveries to warm up, then ${deliveries} measured`);
-    await measureThroughput(service, receiver, warmup);
-    const pid = service.process.pid ?? 0;
-    const before = {
-      server: await cpuMs(`/proc/${pid}/stat`),
-      postgres: pg === null ? 0 : await postgresCpuMs(databaseOf(pg.url)),
-    };
-    const statements = pg === null ? null : await startStatementCounts(pg.url);
-    const throughput = await measureThroughput(service, receiver, deliveries);
-    if (statements !== null) progress(await statements.report(deliveries));
-    const perDelivery = (ms: number): number => round((ms * 1000) / deliveries, 0);
-    const serverUs = perDelivery((await cpuMs(`/proc/${pid}/stat`)) - before.server);
-    const postgresUs =
-      pg === null ? 0 : perDelivery((await postgresCpuMs(databaseOf(pg.url))) - before.postgres);
-    progress(`${engine}: log pages, ${requests} requests each`);
-    const list = `/deliveries?destination=${destination}&limit=100`;
-    let deep: string | null = null;
-    for (let page = 0; page < 50; page += 1) {
-      const response = await service.call(
-        "GET",
-        `${list}${deep === null ? "" : `&cursor=${deep}`}`,
-      );
-      deep = (response.body as { next_cursor: string | null }).next_cursor;
-    }
-    const first = await timeRequests(service, list);
-    const deepPage = await timeRequests(service, `${list}&cursor=${deep ?? ""}`);
-    const eventsPage = await timeRequests(service, "/events?limit=100");
-    progress(`${engine}: a retention pass`);
-    const pass = await retentionPass(location, now);
-    return {
-      deliveries_per_s: throughput.deliveries_per_s,
-      publish_p99_ms: throughput.publish_p99_ms,
-      server_us_per_delivery: serverUs,
-      postgres_us_per_delivery: postgresUs,
-      log_first_page_p50_ms: first.p50,
-      log_first_page_p99_ms: first.p99,
-      log_deep_page_p50_ms: deepPage.p50,
-      log_deep_page_p99_ms: deepPage.p99,
-      events_page_p50_ms: eventsPage.p50,
-      events_page_p99_ms: eventsPage.p99,
-      retention_pass_ms: pass.ms,
-      retention_rows: pass.rows,
-      retention_longest_hold_ms: pass.longestHoldMs,
-      retention_longest_cpu_hold_ms: pass.longestCpuHoldMs,
-      load_average: round(loadavg()[0] ?? 0, 1),
-    };
-  } finally {
+  const dispose = async (): Promise<void> => {
     await service.stop();
     if (keep && historyRows > 0) {
       progress(`${engine}: kept ${location}`);
@@ -311,7 +303,88 @@ async function measureState(
       if (pg !== null) pg.drop();
       await rm(runDir, { recursive: true, force: true });
     }
+  };
+  try {
+    const destination = await register(service, `${receiver.url}/volume`, ["job.completed"]);
+    const other = await register(service, `${receiver.url}/other`, ["job.failed"]);
+    const now = Date.now();
+    progress(
+      `${engine}: filling ${historyRows} deliveries of history, ${rounds} × ${expired} expired`,
+    );
+    const ids = { workspace: service.workspaceId, destinations: [destination, other] as const };
+    await fillHistory(location, ids, historyRows, now);
+    progress(`${engine}: ${warmup} deliveries to warm up`);
+    await measureThroughput(service, receiver, warmup);
+    return {
+      engine,
+      service,
+      location,
+      destination,
+      now,
+      postgresUrl: pg === null ? null : pg.url,
+      dispose,
+    };
+  } catch (error) {
+    await dispose();
+    throw error;
   }
+}
+
+/** One round's figures of `state`; `roundNumber` (from 1) picks the expired set its retention takes. */
+async function measureRound(
+  state: State,
+  roundNumber: number,
+  receiver: BenchReceiver,
+): Promise<Figures> {
+  const { service, postgresUrl } = state;
+  const pid = service.process.pid ?? 0;
+  const before = {
+    server: await cpuMs(`/proc/${pid}/stat`),
+    postgres: postgresUrl === null ? 0 : await postgresCpuMs(databaseOf(postgresUrl)),
+  };
+  const statements =
+    postgresUrl !== null && roundNumber === 1 ? await startStatementCounts(postgresUrl) : null;
+  const throughput = await measureThroughput(service, receiver, deliveries);
+  if (statements !== null) progress(await statements.report(deliveries));
+  const perDelivery = (ms: number): number => whole((ms * 1000) / deliveries);
+  const serverUs = perDelivery((await cpuMs(`/proc/${pid}/stat`)) - before.server);
+  const postgresUs =
+    postgresUrl === null
+      ? 0
+      : perDelivery((await postgresCpuMs(databaseOf(postgresUrl))) - before.postgres);
+  const list = `/deliveries?destination=${state.destination}&limit=100`;
+  let deep: string | null = null;
+  for (let page = 0; page < 50; page += 1) {
+    const response = await service.call("GET", `${list}${deep === null ? "" : `&cursor=${deep}`}`);
+    deep = (response.body as { next_cursor: string | null }).next_cursor;
+  }
+  const first = await timeRequests(service, list);
+  const deepPage = await timeRequests(service, `${list}&cursor=${deep ?? ""}`);
+  const eventsPage = await timeRequests(service, "/events?limit=100");
+  const blocks = postgresUrl === null ? null : await startBlockCounts(postgresUrl);
+  const pass = await retentionPass(state.location, state.now - expiredSetAgeMs(roundNumber));
+  const touched = blocks === null ? { hit: 0, read: 0 } : await blocks.finish();
+  const blocksTouched = touched.hit + touched.read;
+  return {
+    deliveries_per_s: throughput.deliveries_per_s,
+    publish_p99_ms: throughput.publish_p99_ms,
+    server_us_per_delivery: serverUs,
+    postgres_us_per_delivery: postgresUs,
+    log_first_page_p50_ms: first.p50,
+    log_first_page_p99_ms: first.p99,
+    log_deep_page_p50_ms: deepPage.p50,
+    log_deep_page_p99_ms: deepPage.p99,
+    events_page_p50_ms: eventsPage.p50,
+    events_page_p99_ms: eventsPage.p99,
+    retention_pass_ms: pass.ms,
+    retention_rows: pass.rows,
+    retention_longest_hold_ms: pass.longestHoldMs,
+    retention_longest_cpu_hold_ms: pass.longestCpuHoldMs,
+    retention_blocks_per_row: pass.rows === 0 ? 0 : round(blocksTouched / pass.rows, 2),
+    retention_blocks_read_pct:
+      blocksTouched === 0 ? 0 : round((100 * touched.read) / blocksTouched, 1),
+    load_average: whole(loadavg()[0] ?? 0),
+  };
 }
 
 const metrics: readonly (keyof Figures)[] = [
@@ -329,19 +402,46 @@ const metrics: readonly (keyof Figures)[] = [
   "retention_rows",
   "retention_longest_hold_ms",
   "retention_longest_cpu_hold_ms",
+  "retention_blocks_per_row",
+  "retention_blocks_read_pct",
   "load_average",
 ];
 
-function table(engine: string, empty: Figures, full: Figures): string {
-  const lines = [
-    `${engine}: empty vs ${rows.toLocaleString("en")} deliveries of history`,
-    `| | empty | full | change |`,
-    `|---|---|---|---|`,
-  ];
+const whole = (value: number): number => round(value, 0);
+
+/** The median of each figure over the rounds. */
+function medians(figures: readonly Figures[]): Figures {
+  const result = {} as Record<keyof Figures, number>;
   for (const metric of metrics) {
-    const change =
-      empty[metric] === 0 ? "" : `${round((100 * full[metric]) / empty[metric] - 100, 0)}%`;
-    lines.push(`| ${metric} | ${empty[metric]} | ${full[metric]} | ${change} |`);
+    result[metric] = round(
+      percentile(
+        figures.map((figure) => figure[metric]),
+        50,
+      ),
+      2,
+    );
+  }
+  return result;
+}
+
+function change(empty: number, full: number): string {
+  return empty === 0 ? "" : `${round((100 * full) / empty - 100, 0)}%`;
+}
+
+function table(engine: string, empty: readonly Figures[], full: readonly Figures[]): string {
+  const lines = [
+    `${engine}: empty vs ${rows.toLocaleString("en")} deliveries of history, ` +
+      `medians of ${rounds} alternating rounds`,
+    `| | empty | full | change | each round's change |`,
+    `|---|---|---|---|---|`,
+  ];
+  const [emptyMedian, fullMedian] = [medians(empty), medians(full)];
+  for (const metric of metrics) {
+    const each = empty.map((figure, index) => change(figure[metric], full[index]?.[metric] ?? 0));
+    lines.push(
+      `| ${metric} | ${emptyMedian[metric]} | ${fullMedian[metric]} | ` +
+        `${change(emptyMedian[metric], fullMedian[metric])} | ${each.join(", ")} |`,
+    );
   }
   return lines.join("\n");
 }
@@ -356,11 +456,27 @@ async function main(): Promise<void> {
   try {
     for (const engine of engines) {
       progress(`${engine}: an empty database`);
-      const empty = await measureState(engine, 0, receiver, ca.caCertPath, dir);
-      progress(`${engine}: ${rows} deliveries of history`);
-      const full = await measureState(engine, rows, receiver, ca.caCertPath, dir);
-      process.stdout.write(`${table(engine, empty, full)}\n\n`);
-      process.stdout.write(`${JSON.stringify({ engine, rows, expired, empty, full })}\n\n`);
+      const emptyState = await prepareState(engine, 0, receiver, ca.caCertPath, dir);
+      try {
+        progress(`${engine}: ${rows} deliveries of history`);
+        const fullState = await prepareState(engine, rows, receiver, ca.caCertPath, dir);
+        try {
+          const empty: Figures[] = [];
+          const full: Figures[] = [];
+          for (let round = 1; round <= rounds; round += 1) {
+            progress(`${engine}: round ${round} of ${rounds}, empty`);
+            empty.push(await measureRound(emptyState, round, receiver));
+            progress(`${engine}: round ${round} of ${rounds}, full`);
+            full.push(await measureRound(fullState, round, receiver));
+          }
+          process.stdout.write(`${table(engine, empty, full)}\n\n`);
+          process.stdout.write(`${JSON.stringify({ engine, rows, expired, empty, full })}\n\n`);
+        } finally {
+          await fullState.dispose();
+        }
+      } finally {
+        await emptyState.dispose();
+      }
     }
   } finally {
     await receiver.close();
