@@ -50,8 +50,23 @@ export interface Database extends SqlExecutor {
    * one statement for a list of any length (`IN (…)`), so its plan is made once.
    */
   textsOfJsonArray(placeholder: string): string;
-  /** As `textsOfJsonArray`, for a JSON array of integers (row ids). */
-  integersOfJsonArray(placeholder: string): string;
+  /**
+   * A condition: `column` is one of the integers (row ids) of the JSON array in parameter
+   * `placeholder`. On PostgreSQL `column = ANY (…)` over an array, which every plan takes
+   * through an index on `column`, the generic plan of a connection's sixth call included, made
+   * while the table was small and never analysed (decision 56); `IN (subquery)`, whose 100
+   * estimated rows a hash join against a small table beat, kept that plan's sequential scan
+   * as the table grew.
+   */
+  inJsonIntegers(column: string, placeholder: string): string;
+  /**
+   * A statement that, run first in a transaction, keeps the plans made in that transaction
+   * off sequential scans where an index serves (PostgreSQL: \`SET LOCAL enable_seqscan = off\`);
+   * null where there is nothing to do (SQLite). For the claims' statements, run thousands of
+   * times a minute on a table that starts empty: a generic plan made while it was small
+   * would otherwise scan it whole for as long as the connection lives (decision 56).
+   */
+  readonly indexPlansOnly: string | null;
   /**
    * A subquery giving the table in parameter `placeholder`, a JSON array of rows, each an
    * array of cells in the order of `columns`. A batch of any size is then one parameter and

@@ -52,6 +52,8 @@ export class PostgresDatabase implements Database {
     this.#onNoticeError = options.onNoticeError ?? (() => undefined);
   }
 
+  readonly indexPlansOnly = "SET LOCAL enable_seqscan = off";
+
   claimLockClause(table: string): string {
     return `FOR UPDATE OF ${table} SKIP LOCKED`;
   }
@@ -60,8 +62,9 @@ export class PostgresDatabase implements Database {
     return `SELECT jsonb_array_elements_text(CAST(${placeholder} AS JSONB))`;
   }
 
-  integersOfJsonArray(placeholder: string): string {
-    return `SELECT CAST(jsonb_array_elements_text(CAST(${placeholder} AS JSONB)) AS BIGINT)`;
+  inJsonIntegers(column: string, placeholder: string): string {
+    // A JSON array of integers, `[1,2]`, is the array literal `{1,2}` with other brackets.
+    return `${column} = ANY (CAST(translate(${placeholder}, '[]', '{}') AS BIGINT[]))`;
   }
 
   tableOfJsonRows(placeholder: string, columns: readonly JsonColumn[]): string {

@@ -83,6 +83,7 @@ export async function claimDueDeliveries(
   // Not durable: a claim lost in a crash is simply due again, as an abandoned one is.
   return db.transaction(
     async (tx) => {
+      if (db.indexPlansOnly !== null) await tx.execute(db.indexPlansOnly);
       const candidates = await tx.query<CandidateRow>(
         `SELECT dl.seq, dl.destination_id, d.workspace_id, d.circuit_opens
          FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
@@ -93,15 +94,20 @@ export async function claimDueDeliveries(
       const picked = pickWithinRoom(candidates, room);
       if (picked.length === 0) return [];
       const lease = newLease(owner);
-      await tx.execute(
-        `UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
-         WHERE seq IN (${db.integersOfJsonArray("$3")})`,
-        [now + leaseMs, lease, JSON.stringify(picked)],
-      );
+      await tx.execute(leaseSql(db), [now + leaseMs, lease, JSON.stringify(picked)]);
       return selectClaimed(db, tx, picked, lease);
     },
     { durable: false },
   );
+}
+
+/**
+ * The claim's UPDATE: the rows of `$3` (a JSON array of `seq`s) leased to `$2` until `$1`.
+ * Found by the primary key whatever the table's size and statistics (decision 56).
+ */
+export function leaseSql(db: Database): string {
+  return `UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
+         WHERE ${db.inJsonIntegers("seq", "$3")}`;
 }
 
 /** How many of the oldest candidates a claim of `total` reads before it picks. */
@@ -137,7 +143,7 @@ export async function releaseDeliveries(
   if (seqs.length === 0) return;
   await db.execute(
     `UPDATE deliveries SET lease_owner = NULL, next_attempt_at = $1
-     WHERE lease_owner = $2 AND status = 'pending' AND seq IN (${db.integersOfJsonArray("$3")})`,
+     WHERE lease_owner = $2 AND status = 'pending' AND ${db.inJsonIntegers("seq", "$3")}`,
     [dueAt, lease, JSON.stringify(seqs)],
   );
 }
@@ -153,18 +159,23 @@ export async function selectClaimed(
   lease: string,
 ): Promise<ClaimedDelivery[]> {
   if (seqs.length === 0) return [];
-  const rows = await tx.query<ClaimedRow>(
-    `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, dl.retry_base, e.body,
+  const rows = await tx.query<ClaimedRow>(claimedSql(db), [JSON.stringify(seqs)]);
+  return rows.map((row) => toClaimedDelivery(row, lease));
+}
+
+/**
+ * What a worker needs of the deliveries of `$1` (a JSON array of `seq`s), by `seq`, with their
+ * events and destinations; found by the primary key whatever the table's size (decision 56).
+ */
+export function claimedSql(db: Database): string {
+  return `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, dl.retry_base, e.body,
             e.traceparent, d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
             d.workspace_id, d.circuit_opens
      FROM deliveries dl
      JOIN events e ON e.id = dl.event_id
      JOIN destinations d ON d.id = dl.destination_id
-     WHERE dl.seq IN (${db.integersOfJsonArray("$1")})
-     ORDER BY dl.seq`,
-    [JSON.stringify(seqs)],
-  );
-  return rows.map((row) => toClaimedDelivery(row, lease));
+     WHERE ${db.inJsonIntegers("dl.seq", "$1")}
+     ORDER BY dl.seq`;
 }
 
 export function toClaimedDelivery(row: ClaimedRow, lease: string): ClaimedDelivery {

@@ -311,6 +311,7 @@ export async function claimForListenStream(
   const { now, leaseMs, inFlight } = options;
   return db.transaction(
     async (tx) => {
+      if (db.indexPlansOnly !== null) await tx.execute(db.indexPlansOnly);
       const [session] = await tx.query<{
         listen_stream: string | null;
         deleted_at: number | string | null;
@@ -338,7 +339,7 @@ export async function claimForListenStream(
       const lease = newLease(token);
       await tx.execute(
         `UPDATE deliveries SET listen_due_at = $1, lease_owner = $2
-         WHERE seq IN (${db.integersOfJsonArray("$3")})`,
+         WHERE ${db.inJsonIntegers("seq", "$3")}`,
         [now + leaseMs, lease, JSON.stringify(seqs)],
       );
       return {

@@ -353,6 +353,8 @@ export class SqliteDatabase implements Database {
     await this.#durableUpTo(++this.#committed);
   }
 
+  readonly indexPlansOnly = null;
+
   claimLockClause(): string {
     return "";
   }
@@ -361,8 +363,8 @@ export class SqliteDatabase implements Database {
     return `SELECT value FROM json_each(${placeholder})`;
   }
 
-  integersOfJsonArray(placeholder: string): string {
-    return this.textsOfJsonArray(placeholder);
+  inJsonIntegers(column: string, placeholder: string): string {
+    return `${column} IN (${this.textsOfJsonArray(placeholder)})`;
   }
 
   // `->>` gives each cell its SQL type from JSON (a number an INTEGER, a string TEXT).
