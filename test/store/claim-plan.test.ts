@@ -1,12 +1,8 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Database } from "../../src/store/database.ts";
-import { migrate } from "../../src/store/migrate.ts";
-import { openDatabase } from "../../src/store/open-store.ts";
 import { claimedSql, leaseSql } from "../../src/store/sql/deliveries.ts";
-import { testDatabaseLocation } from "../support/database.ts";
-import { tempDir } from "../support/temp.ts";
+import { planDatabase, type PlanDatabase } from "../support/plan-database.ts";
 
 /**
  * A claim leases the rows it picked and reads them back by `seq` (decision 56). PostgreSQL
@@ -19,42 +15,22 @@ import { tempDir } from "../support/temp.ts";
  * `deliveries_pkey`.
  */
 describe("the plans of a claim's statements", () => {
-  let dir: { path: string; cleanup: () => Promise<void> };
+  let plans: PlanDatabase;
   let db: Database;
   const rows = 40;
 
   before(async () => {
-    dir = await tempDir();
-    db = openDatabase(await testDatabaseLocation(join(dir.path, "data")));
-    await migrate(db);
-    const numbers =
-      db.dialect === "sqlite"
-        ? "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)"
-        : "WITH n(i) AS (SELECT generate_series(1, CAST($1 AS INTEGER)))";
-    const now = Date.now();
-    await db.execute("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_c', 'c', $1)", [
-      now,
-    ]);
+    plans = await planDatabase(rows);
+    db = plans.db;
     await db.execute(
-      `INSERT INTO destinations (id, workspace_id, url, active, secret_ciphertext, created_at, updated_at)
-       VALUES ('dst_c', 'ws_c', 'https://hooks.test/', $1, 'sealed', $2, $2)`,
-      [db.dialect === "sqlite" ? 1 : true, now],
-    );
-    await db.execute(
-      `${numbers} INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
-       SELECT 'evt_' || i, 'ws_c', 'job.completed', '{}', '2026-11-01', i FROM n`,
-      [rows],
-    );
-    await db.execute(
-      `${numbers} INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type,
+      `${plans.numbers} INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type,
          status, attempts, next_attempt_at, created_at, updated_at)
-       SELECT 'evt_' || i, 'dst_c', 'ws_c', 'job.completed', 'pending', 0, i, i, i FROM n`,
+       SELECT 'evt_' || i, 'dst_p', 'ws_p', 'job.completed', 'pending', 0, i, i, i FROM n`,
       [rows],
     );
   });
   after(async () => {
-    await db.close();
-    await dir.cleanup();
+    await plans.dispose();
   });
 
   /** PostgreSQL's plan nodes, each with its children flattened in. */

@@ -1,12 +1,8 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Database } from "../../src/store/database.ts";
-import { migrate } from "../../src/store/migrate.ts";
-import { openDatabase } from "../../src/store/open-store.ts";
 import { recordSql } from "../../src/store/sql/deliveries.ts";
-import { testDatabaseLocation } from "../support/database.ts";
-import { tempDir } from "../support/temp.ts";
+import { planDatabase, type PlanDatabase } from "../support/plan-database.ts";
 
 /**
  * The statement that records a round of results must find its rows by the primary key,
@@ -17,35 +13,16 @@ import { tempDir } from "../support/temp.ts";
  * statistics are gathered, and PostgreSQL is made to use its generic plan.
  */
 describe("the plan of the statement that records results", () => {
-  let dir: { path: string; cleanup: () => Promise<void> };
+  let plans: PlanDatabase;
   let db: Database;
   const rows = 30_000;
 
   before(async () => {
-    dir = await tempDir();
-    db = openDatabase(await testDatabaseLocation(join(dir.path, "data")));
-    await migrate(db);
-    const numbers =
-      db.dialect === "sqlite"
-        ? "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)"
-        : "WITH n(i) AS (SELECT generate_series(1, CAST($1 AS INTEGER)))";
-    const now = Date.now();
-    await db.execute("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_p', 'p', $1)", [
-      now,
-    ]);
-    await db.execute(
-      `INSERT INTO destinations (id, workspace_id, url, active, secret_ciphertext, created_at, updated_at)
-       VALUES ('dst_p', 'ws_p', 'https://hooks.test/', $1, 'sealed', $2, $2)`,
-      [db.dialect === "sqlite" ? 1 : true, now],
-    );
-    await db.execute(
-      `${numbers} INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
-       SELECT 'evt_' || i, 'ws_p', 'job.completed', '{}', '2026-11-01', i FROM n`,
-      [rows],
-    );
+    plans = await planDatabase(rows);
+    db = plans.db;
     // One in five pending, leased to `l`; the rest delivered.
     await db.execute(
-      `${numbers} INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type,
+      `${plans.numbers} INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type,
          status, attempts, next_attempt_at, lease_owner, created_at, updated_at)
        SELECT 'evt_' || i, 'dst_p', 'ws_p', 'job.completed',
          CASE WHEN i % 5 = 0 THEN 'pending' ELSE 'delivered' END, 0,
@@ -54,8 +31,7 @@ describe("the plan of the statement that records results", () => {
     );
   });
   after(async () => {
-    await db.close();
-    await dir.cleanup();
+    await plans.dispose();
   });
 
   /** A round of three reports on pending deliveries, each its first attempt made. */
