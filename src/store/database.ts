@@ -52,16 +52,15 @@ export interface Database extends SqlExecutor {
   textsOfJsonArray(placeholder: string): string;
   /**
    * A condition: `column` is one of the integers (row ids) of the JSON array in parameter
-   * `placeholder`. On PostgreSQL `column = ANY (…)` over an array, which every plan takes
-   * through an index on `column`, the generic plan of a connection's sixth call included, made
-   * while the table was small and never analysed (decision 56); `IN (subquery)`, whose 100
-   * estimated rows a hash join against a small table beat, kept that plan's sequential scan
-   * as the table grew.
+   * `placeholder`. On PostgreSQL `column = ANY (…)` over an array: a condition an index on
+   * `column` serves, which the planner estimates at ten elements. `IN (subquery)` was
+   * estimated at 100 rows, and a generic plan made while the table was small joined them by
+   * hash to a scan of the table, a plan kept as the table grew (decision 56).
    */
   inJsonIntegers(column: string, placeholder: string): string;
   /**
    * A statement that, run first in a transaction, keeps the plans made in that transaction
-   * off sequential scans where an index serves (PostgreSQL: \`SET LOCAL enable_seqscan = off\`);
+   * off sequential scans where an index serves (PostgreSQL: `SET LOCAL enable_seqscan = off`);
    * null where there is nothing to do (SQLite). For the claims' statements, run thousands of
    * times a minute on a table that starts empty: a generic plan made while it was small
    * would otherwise scan it whole for as long as the connection lives (decision 56).
