@@ -383,7 +383,7 @@ async function measureRound(
     retention_blocks_per_row: pass.rows === 0 ? 0 : round(blocksTouched / pass.rows, 2),
     retention_blocks_read_pct:
       blocksTouched === 0 ? 0 : round((100 * touched.read) / blocksTouched, 1),
-    load_average: whole(loadavg()[0] ?? 0),
+    load_average: round(loadavg()[0] ?? 0, 1),
   };
 }
 
