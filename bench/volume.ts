@@ -14,10 +14,11 @@
  * - a retention pass (`pruneAttempts` and `pruneEvents` as the hourly maintenance runs them)
  *   over `--expired` deliveries past retention, the same in both databases: each round's pass
  *   has its own set of expired deliveries (the oldest set first, each a day older than the
- *   next) and a cutoff that takes that set alone; its time, the longest the pass held the
- *   process's main thread (on SQLite the statements run there), and on PostgreSQL with
- *   `pg_stat_statements` the shared blocks its statements touched per row removed and the
- *   share of them read from the operating system (the work, apart from where it was found).
+ *   next) and a cutoff that takes that set alone; its time, its CPU (this process's, where
+ *   SQLite's statements run; on PostgreSQL also its backends'), the longest the pass held the
+ *   process's main thread, and on PostgreSQL with `pg_stat_statements` the shared blocks its
+ *   statements touched per row removed and the share of them read from the operating system
+ *   (the work, apart from where it was found).
  *
  * The history is written by the engine itself (generate_series on PostgreSQL, a recursive CTE
  * on SQLite), in transactions of `chunk` events: half as many events as deliveries (each event
@@ -84,6 +85,8 @@ interface Figures {
   retention_rows: number;
   retention_longest_hold_ms: number;
   retention_longest_cpu_hold_ms: number;
+  retention_cpu_ms: number;
+  retention_postgres_cpu_ms: number;
   /** PostgreSQL: shared blocks the pass's statements touched per row removed. */
   retention_blocks_per_row: number;
   /** PostgreSQL: the share of those read from the operating system, not found in its buffers. */
@@ -228,15 +231,24 @@ async function timeRequests(
 }
 
 /**
- * One retention pass as the maintenance runs it, from this process: its time, what it
- * removed, and the longest the main thread was held meanwhile, two ways: the event loop's
+ * One retention pass as the maintenance runs it, from this process: its time, its CPU (this
+ * process's, where SQLite's statements run, and on PostgreSQL that of the database's
+ * backends, the server's idle ones included), what it removed, and the longest the main thread was held meanwhile, two ways: the event loop's
  * longest delay (1 ms resolution), which on a loaded machine includes waiting for a CPU, and
  * the most CPU time the process spent between two ticks of a 1 ms timer, which does not.
  */
 async function retentionPass(
   location: string,
   cutoffMs: number,
-): Promise<{ ms: number; rows: number; longestHoldMs: number; longestCpuHoldMs: number }> {
+  postgresDatabase: string | null,
+): Promise<{
+  ms: number;
+  cpuMs: number;
+  postgresCpuMs: number;
+  rows: number;
+  longestHoldMs: number;
+  longestCpuHoldMs: number;
+}> {
   const store = await openStore(location, systemClock);
   try {
     const cutoff = new Date(cutoffMs);
@@ -249,14 +261,22 @@ async function retentionPass(
       last = process.cpuUsage();
     }, 1);
     delay.enable();
+    const cpuBefore = process.cpuUsage();
+    const backendsBefore = postgresDatabase === null ? 0 : await postgresCpuMs(postgresDatabase);
     const started = performance.now();
     const attempts = await store.housekeeping.pruneAttempts(cutoff);
     const events = await store.housekeeping.pruneEvents(cutoff);
     const ms = performance.now() - started;
+    const cpu = process.cpuUsage(cpuBefore);
+    // Before the store closes: its backends' CPU goes with them when they exit.
+    const backendsMs =
+      postgresDatabase === null ? 0 : (await postgresCpuMs(postgresDatabase)) - backendsBefore;
     delay.disable();
     clearInterval(ticker);
     return {
       ms: round(ms, 0),
+      cpuMs: round((cpu.user + cpu.system) / 1000, 0),
+      postgresCpuMs: round(backendsMs, 0),
       rows: attempts + events,
       longestHoldMs: round(delay.max / 1e6, 1),
       longestCpuHoldMs: round(longestCpuUs / 1000, 1),
@@ -362,7 +382,11 @@ async function measureRound(
   const deepPage = await timeRequests(service, `${list}&cursor=${deep ?? ""}`);
   const eventsPage = await timeRequests(service, "/events?limit=100");
   const blocks = postgresUrl === null ? null : await startBlockCounts(postgresUrl);
-  const pass = await retentionPass(state.location, state.now - expiredSetAgeMs(roundNumber));
+  const pass = await retentionPass(
+    state.location,
+    state.now - expiredSetAgeMs(roundNumber),
+    postgresUrl === null ? null : databaseOf(postgresUrl),
+  );
   const touched = blocks === null ? { hit: 0, read: 0 } : await blocks.finish();
   const blocksTouched = touched.hit + touched.read;
   return {
@@ -380,6 +404,8 @@ async function measureRound(
     retention_rows: pass.rows,
     retention_longest_hold_ms: pass.longestHoldMs,
     retention_longest_cpu_hold_ms: pass.longestCpuHoldMs,
+    retention_cpu_ms: pass.cpuMs,
+    retention_postgres_cpu_ms: pass.postgresCpuMs,
     retention_blocks_per_row: pass.rows === 0 ? 0 : round(blocksTouched / pass.rows, 2),
     retention_blocks_read_pct:
       blocksTouched === 0 ? 0 : round((100 * touched.read) / blocksTouched, 1),
@@ -402,6 +428,8 @@ const metrics: readonly (keyof Figures)[] = [
   "retention_rows",
   "retention_longest_hold_ms",
   "retention_longest_cpu_hold_ms",
+  "retention_cpu_ms",
+  "retention_postgres_cpu_ms",
   "retention_blocks_per_row",
   "retention_blocks_read_pct",
   "load_average",

@@ -59,6 +59,26 @@ export interface Database extends SqlExecutor {
    */
   inJsonIntegers(column: string, placeholder: string): string;
   /**
+   * A condition: `column` is one of the texts of the JSON array in parameter `placeholder`.
+   * On PostgreSQL `column = ANY (ARRAY(…))`, which any plan, generic or not, takes through an
+   * index on `column` (see `inJsonIntegers`); on SQLite `IN (…)`.
+   */
+  inJsonTexts(column: string, placeholder: string): string;
+  /**
+   * What gives a row's address in its table: PostgreSQL's `ctid`, SQLite's `rowid`. Selected
+   * for `inRowAddresses`.
+   */
+  readonly rowAddress: string;
+  /**
+   * A condition: the row is at one of the addresses (`rowAddress`, or their texts) that
+   * `subquery` gives. The row is read where it lies, with no descent of an index, whatever
+   * the table's size: for deleting rows that the same statement or transaction has found and
+   * locked (retention, decision 57). PostgreSQL's ctid moves when a row is updated, so only a
+   * row the transaction holds (`FOR UPDATE`) keeps it; SQLite's rowid is the row's key. Not
+   * for SQLite's WITHOUT ROWID tables.
+   */
+  inRowAddresses(subquery: string): string;
+  /**
    * A statement that, run first in a transaction, keeps the plans made in that transaction
    * off sequential scans where an index serves (PostgreSQL: `SET LOCAL enable_seqscan = off`);
    * null where there is nothing to do (SQLite). For the claims' statements, run thousands of

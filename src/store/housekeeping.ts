@@ -8,7 +8,6 @@ import {
   deleteCountBatch,
   deleteEndedEvents,
   deleteIdempotencyKeyBatch,
-  selectEventWindow,
 } from "./sql/retention.ts";
 import { ATTEMPTS_PRUNED_BEFORE, raiseSetting } from "./sql/settings.ts";
 import { deleteEndedSignInWindows } from "./sql/sign-in-attempts.ts";
@@ -125,14 +124,14 @@ export class SqlHousekeeping extends SqlSlice implements Housekeeping {
     let removed = 0;
     let after = 0;
     for (;;) {
-      const window = await selectEventWindow(this.db, {
+      const window = await deleteEndedEvents(this.db, {
         after,
         before: before.getTime(),
         limit: retentionBatch.events,
       });
-      removed += await deleteEndedEvents(this.db, window.expired);
+      removed += window.removed;
       if (window.done) return removed;
-      after = window.after;
+      after = window.next;
       await nextTurn();
     }
   }

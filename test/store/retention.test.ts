@@ -1,13 +1,15 @@
 import assert from "node:assert/strict";
+import pg from "pg";
 import { join } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { after, before, beforeEach, describe, it } from "node:test";
 import type { Store } from "../../src/interfaces.ts";
 import type { Database } from "../../src/store/database.ts";
+import { connectionConfig } from "../../src/store/postgres/connection-config.ts";
 import { retentionBatch } from "../../src/store/housekeeping.ts";
 import { openDatabase, openStore } from "../../src/store/open-store.ts";
 import { manualClock } from "../support/clock.ts";
-import { testDatabaseLocation } from "../support/database.ts";
+import { testBackend, testDatabaseLocation } from "../support/database.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -108,6 +110,65 @@ describe("retention in bounded batches", () => {
     assert.equal(await count("deliveries"), 23, "their deliveries went with them");
     assert.equal(await count("delivery_attempts"), 20, "and their attempts");
   });
+
+  it("removes a delivery's attempts wherever they are kept: retried ones, an ending first attempt in the row, older rows", async () => {
+    await seedEvents("evt_row", 5, old, "delivered");
+    await db.execute("DELETE FROM delivery_attempts");
+    // Since decision 53 a first attempt that ended its delivery is kept in the row alone.
+    await db.execute(
+      "UPDATE deliveries SET first_started_at = created_at, first_duration_ms = 5, first_status_code = 200",
+    );
+    await seedEvents("evt_retried", 4, old + 10, "delivered");
+    await db.execute(
+      `UPDATE deliveries SET status = 'failed', attempts = 3 WHERE event_id LIKE 'evt\\_retried%' ESCAPE '\\'`,
+    );
+    await db.execute(
+      `INSERT INTO delivery_attempts (delivery_seq, attempt, started_at, duration_ms, status_code)
+       SELECT seq, k.k, created_at + k.k, 5, 503 FROM deliveries
+       JOIN (SELECT 2 AS k UNION ALL SELECT 3) k ON 1 = 1
+       WHERE event_id LIKE 'evt\\_retried%' ESCAPE '\\'`,
+    );
+    await seedEvents("evt_older_rows", 3, old + 20, "delivered");
+    await seedEvents("evt_new", 2, now - dayMs, "delivered");
+    assert.equal(await count("delivery_attempts"), 4 * 3 + 3 + 2);
+
+    assert.equal(await store.housekeeping.pruneEvents(new Date(now - 30 * dayMs)), 5 + 4 + 3);
+    assert.equal(await count("deliveries"), 2);
+    assert.equal(await count("delivery_attempts"), 2, "only the newer events' attempts are left");
+  });
+
+  it(
+    "keeps an event whose delivery a retry makes pending while the pass waits for it",
+    {
+      skip: testBackend !== "postgres" && "PostgreSQL run only: SQLite's writes are one at a time",
+    },
+    async () => {
+      await seedEvents("evt_failed", 1, old, "delivered");
+      await db.execute("UPDATE deliveries SET status = 'failed'");
+      const retry = new pg.Client(connectionConfig(location));
+      await retry.connect();
+      try {
+        // What a retry from the delivery log does (requeueDelivery): the row locked, then pending.
+        await retry.query("BEGIN");
+        await retry.query("SELECT seq FROM deliveries FOR UPDATE");
+        await retry.query("UPDATE deliveries SET status = 'pending', next_attempt_at = $1", [now]);
+        const pass = store.housekeeping.pruneEvents(new Date(now - 30 * dayMs));
+        const progress = { settled: false };
+        void pass.finally(() => (progress.settled = true));
+        const waiting =
+          "pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'";
+        while (!progress.settled && (await count(waiting)) === 0) {
+          await new Promise((done) => setTimeout(done, 5));
+        }
+        await retry.query("COMMIT");
+        assert.equal(await pass, 0, "the event stays while its delivery is pending");
+      } finally {
+        await retry.end();
+      }
+      assert.equal(await count("events"), 1);
+      assert.equal(await count("deliveries WHERE status = 'pending'"), 1);
+    },
+  );
 
   it("prunes attempts, hourly counters and idempotency keys past a whole batch, keeping newer ones", async () => {
     const attempts = retentionBatch.attempts * 2 + 5;

@@ -67,6 +67,18 @@ export class PostgresDatabase implements Database {
     return `${column} = ANY (CAST(translate(${placeholder}, '[]', '{}') AS BIGINT[]))`;
   }
 
+  inJsonTexts(column: string, placeholder: string): string {
+    return `${column} = ANY (ARRAY(${this.textsOfJsonArray(placeholder)}))`;
+  }
+
+  readonly rowAddress = "ctid";
+
+  // An array computed once (an InitPlan), which PostgreSQL reads by a TID scan: each row
+  // fetched from its page, no index descended.
+  inRowAddresses(subquery: string): string {
+    return `ctid = ANY (ARRAY(SELECT CAST(a AS TID) FROM (${subquery}) AS addresses (a)))`;
+  }
+
   tableOfJsonRows(placeholder: string, columns: readonly JsonColumn[]): string {
     const cells = columns.map(
       ([name, type], index) => `CAST(r ->> ${index} AS ${type}) AS ${name}`,

@@ -1,4 +1,4 @@
-import type { Database } from "../database.ts";
+import type { Database, SqlExecutor } from "../database.ts";
 import { statsHourMs } from "./count-attempts.ts";
 
 /**
@@ -9,6 +9,11 @@ import { statsHourMs } from "./count-attempts.ts";
  * PostgreSQL the rows a batch picks are locked with SKIP LOCKED, so that the maintenance of
  * several worker processes at once takes disjoint batches instead of waiting on (or
  * deadlocking with) each other.
+ *
+ * A row found is deleted at its address (`Database.inRowAddresses`: PostgreSQL's ctid,
+ * SQLite's rowid), not looked up again by its key (decision 57): each lookup by key descends
+ * a B-tree, one level deeper for every hundredfold of rows kept, and a batch made about ten
+ * of them per event.
  */
 
 /**
@@ -17,9 +22,10 @@ import { statsHourMs } from "./count-attempts.ts";
  */
 export function deleteAttemptBatch(db: Database, before: number, limit: number): Promise<number> {
   return db.execute(
-    `DELETE FROM delivery_attempts WHERE (delivery_seq, attempt) IN (
-       SELECT delivery_seq, attempt FROM delivery_attempts WHERE started_at < $1
-       ORDER BY started_at LIMIT $2 ${db.claimLockClause("delivery_attempts")})`,
+    `DELETE FROM delivery_attempts WHERE ${db.inRowAddresses(
+      `SELECT ${db.rowAddress} FROM delivery_attempts WHERE started_at < $1
+       ORDER BY started_at LIMIT $2 ${db.claimLockClause("delivery_attempts")}`,
+    )}`,
     [before, limit],
   );
 }
@@ -48,78 +54,125 @@ export function deleteIdempotencyKeyBatch(
   limit: number,
 ): Promise<number> {
   return db.execute(
-    `DELETE FROM idempotency_keys WHERE (workspace_id, idempotency_key) IN (
-       SELECT workspace_id, idempotency_key FROM idempotency_keys WHERE expires_at <= $1
-       ORDER BY expires_at LIMIT $2 ${db.claimLockClause("idempotency_keys")})`,
+    `DELETE FROM idempotency_keys WHERE ${db.inRowAddresses(
+      `SELECT ${db.rowAddress} FROM idempotency_keys WHERE expires_at <= $1
+       ORDER BY expires_at LIMIT $2 ${db.claimLockClause("idempotency_keys")}`,
+    )}`,
     [now, limit],
   );
 }
 
-/** A window of events in publishing order, for `deleteEndedEvents`. */
+/** What `deleteEndedEvents` did with a window of events, and where the walk goes on. */
 export interface EventWindow {
-  /** The ids of the window's events published before the cutoff, in `seq` order. */
-  readonly expired: string[];
-  /** Where the next window starts (the last `seq` read). */
-  readonly after: number;
+  /** How many events it deleted. */
+  readonly removed: number;
+  /** Where the next window starts (the last `seq` taken). */
+  readonly next: number;
   /** Whether the walk is over: the window reached an event at or after the cutoff, or the end. */
   readonly done: boolean;
 }
 
 /**
- * The next `limit` events after `seq` `after`, by the primary key, and which of them were
- * published before `before`. Events are walked in `seq` (publishing) order rather than by
- * time, which needs no index of their own: a time index would cost every publish an index
- * entry for the sake of an hourly pass. The walk stops at the first event published at or after
- * the cutoff; `seq` follows `created_at` but for the milliseconds publishers' clocks may
- * disagree by, so an expired event that follows a newer one waits for the next pass.
+ * A delivery of a window's events, as `deleteEndedEvents` reads it: whether it is pending,
+ * and whether it may have rows in delivery_attempts. All but one whose single attempt ended
+ * it may: that attempt is kept in the delivery's own row (decision 53), and most deliveries
+ * are such; their attempts are not looked for.
  */
-export async function selectEventWindow(
+const windowDeliveryColumns = `seq, event_id,
+  CASE WHEN status = 'pending' THEN 1 ELSE 0 END AS pending,
+  CASE WHEN attempts = 1 AND first_started_at IS NOT NULL THEN 0 ELSE 1 END AS attempt_rows`;
+
+type WindowDelivery = {
+  readonly seq: number | string;
+  readonly event_id: string;
+  readonly pending: number;
+  readonly attempt_rows: number;
+  readonly address: string | number;
+};
+
+/**
+ * Deletes, in one transaction, the window of the next `limit` events after `seq` `after`
+ * that were published before `before`, up to the first that was not, and whose deliveries
+ * have all ended (delivered or failed), with those deliveries and their attempts. A delivery
+ * still pending (retried, held by a circuit, waiting for a listen session) keeps its event
+ * and its body however old it is.
+ *
+ * Events are walked in `seq` (publishing) order rather than by time, which needs no index of
+ * their own: a time index would cost every publish an index entry for the sake of an hourly
+ * pass. The walk stops at the first event published at or after the cutoff; `seq` follows
+ * `created_at` but for the milliseconds publishers' clocks may disagree by, so an expired
+ * event that follows a newer one waits for the next pass.
+ *
+ * The window is a range of the events' primary key and their deliveries are found by one
+ * lookup per event; everything found is then deleted at its address, and attempts are looked
+ * for only where a delivery may have them (decision 57). On PostgreSQL the window's events
+ * are locked as they are read, SKIP LOCKED, so that two processes' passes take disjoint
+ * windows instead of waiting on each other, and their deliveries are locked as they are read,
+ * so that one a retry makes pending again meanwhile is seen pending (and its event kept), not
+ * deleted.
+ */
+export function deleteEndedEvents(
   db: Database,
   options: { after: number; before: number; limit: number },
 ): Promise<EventWindow> {
-  const rows = await db.query<{ seq: number | string; id: string; created_at: number | string }>(
-    "SELECT seq, id, created_at FROM events WHERE seq > $1 ORDER BY seq LIMIT $2",
-    [options.after, options.limit],
-  );
-  const expired: string[] = [];
-  for (const row of rows) {
-    if (Number(row.created_at) >= options.before) {
-      return { expired, after: Number(row.seq), done: true };
-    }
-    expired.push(row.id);
-  }
-  return {
-    expired,
-    after: rows.length === 0 ? options.after : Number(rows.at(-1)?.seq),
-    done: rows.length < options.limit,
-  };
+  return db.transaction(async (tx) => {
+    const rows = await tx.query<{
+      seq: number | string;
+      id: string;
+      created_at: number | string;
+      address: string | number;
+    }>(
+      `SELECT seq, id, created_at, ${db.rowAddress} AS address FROM events
+       WHERE seq > $1 ORDER BY seq LIMIT $2 ${db.claimLockClause("events")}`,
+      [options.after, options.limit],
+    );
+    const cut = rows.findIndex((row) => Number(row.created_at) >= options.before);
+    const events = cut === -1 ? rows : rows.slice(0, cut);
+    const next = Number(events.at(-1)?.seq ?? options.after);
+    const done = cut !== -1 || rows.length < options.limit;
+    return { removed: await deleteEnded(db, tx, events), next, done };
+  });
 }
 
 /**
- * Deletes, in one transaction, the events of `ids` whose deliveries have all ended (delivered
- * or failed), with those deliveries and their attempts; returns how many events. A delivery
- * still pending (retried, held by a circuit, waiting for a listen session) keeps its event and
- * its body however old it is. On PostgreSQL the events are locked first, SKIP LOCKED, so that
- * two processes' passes over the same window do not wait on each other.
+ * Of `events` (expired, and on PostgreSQL locked), deletes those whose deliveries have all
+ * ended, with those deliveries and their attempts; returns how many events.
  */
-export function deleteEndedEvents(db: Database, ids: readonly string[]): Promise<number> {
-  if (ids.length === 0) return Promise.resolve(0);
-  const list = db.textsOfJsonArray("$1");
-  return db.transaction(async (tx) => {
-    const ended = await tx.query<{ id: string }>(
-      `SELECT e.id FROM events e WHERE e.id IN (${list})
-         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
-       ${db.claimLockClause("e")}`,
-      [JSON.stringify(ids)],
-    );
-    if (ended.length === 0) return 0;
-    const endedIds = JSON.stringify(ended.map((row) => row.id));
+async function deleteEnded(
+  db: Database,
+  tx: SqlExecutor,
+  events: readonly { id: string; address: string | number }[],
+): Promise<number> {
+  if (events.length === 0) return 0;
+  const deliveries = await tx.query<WindowDelivery>(
+    `SELECT ${windowDeliveryColumns}, ${db.rowAddress} AS address
+     FROM deliveries WHERE ${db.inJsonTexts("event_id", "$1")} ${db.rowLockClause}`,
+    [JSON.stringify(events.map((event) => event.id))],
+  );
+  const kept = new Set<string>();
+  for (const delivery of deliveries) {
+    if (delivery.pending === 1) kept.add(delivery.event_id);
+  }
+  const ended = kept.size === 0 ? events : events.filter((event) => !kept.has(event.id));
+  if (ended.length === 0) return 0;
+  const gone: (string | number)[] = [];
+  const withAttempts: number[] = [];
+  for (const delivery of deliveries) {
+    if (kept.has(delivery.event_id)) continue;
+    gone.push(delivery.address);
+    if (delivery.attempt_rows === 1) withAttempts.push(Number(delivery.seq));
+  }
+  if (withAttempts.length > 0) {
     await tx.execute(
-      `DELETE FROM delivery_attempts WHERE delivery_seq IN
-         (SELECT seq FROM deliveries WHERE event_id IN (${list}))`,
-      [endedIds],
+      `DELETE FROM delivery_attempts WHERE ${db.inJsonIntegers("delivery_seq", "$1")}`,
+      [JSON.stringify(withAttempts)],
     );
-    await tx.execute(`DELETE FROM deliveries WHERE event_id IN (${list})`, [endedIds]);
-    return tx.execute(`DELETE FROM events WHERE id IN (${list})`, [endedIds]);
-  });
+  }
+  const addresses = db.inRowAddresses(db.textsOfJsonArray("$1"));
+  if (gone.length > 0) {
+    await tx.execute(`DELETE FROM deliveries WHERE ${addresses}`, [JSON.stringify(gone)]);
+  }
+  return tx.execute(`DELETE FROM events WHERE ${addresses}`, [
+    JSON.stringify(ended.map((event) => event.address)),
+  ]);
 }

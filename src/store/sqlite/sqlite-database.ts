@@ -367,6 +367,16 @@ export class SqliteDatabase implements Database {
     return `${column} IN (${this.textsOfJsonArray(placeholder)})`;
   }
 
+  inJsonTexts(column: string, placeholder: string): string {
+    return `${column} IN (${this.textsOfJsonArray(placeholder)})`;
+  }
+
+  readonly rowAddress = "rowid";
+
+  inRowAddresses(subquery: string): string {
+    return `rowid IN (${subquery})`;
+  }
+
   // `->>` gives each cell its SQL type from JSON (a number an INTEGER, a string TEXT).
   // `jsonb_each`, not `json_each`: it parses the parameter once and gives each row as JSONB,
   // which `->>` reads in place; a row as JSON text is parsed again by each `->>`, once per
