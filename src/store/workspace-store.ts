@@ -84,7 +84,7 @@ export class SqlWorkspaceStore extends SqlSlice implements WorkspaceStore {
       // Judged after the lock: a destination made meanwhile (which takes the workspace's
       // lock to count its destinations, decision 39) is seen.
       if (!options.cascade && (await hasDestinations(tx, id))) return "not_empty";
-      await deleteWorkspaceAndContents(tx, id);
+      await deleteWorkspaceAndContents(this.db, tx, id);
       return "deleted";
     });
   }

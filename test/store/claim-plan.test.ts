@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Database } from "../../src/store/database.ts";
 import { claimedSql, leaseSql } from "../../src/store/sql/deliveries.ts";
-import { planDatabase, type PlanDatabase } from "../support/plan-database.ts";
+import { genericPlan, planDatabase, type PlanDatabase } from "../support/plan-database.ts";
 
 /**
  * A claim leases the rows it picked and reads them back by `seq` (decision 56). PostgreSQL
@@ -33,15 +33,6 @@ describe("the plans of a claim's statements", () => {
     await plans.dispose();
   });
 
-  /** PostgreSQL's plan nodes, each with its children flattened in. */
-  interface PlanNode {
-    "Node Type": string;
-    "Relation Name"?: string;
-    "Index Name"?: string;
-    Plans?: PlanNode[];
-  }
-  const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-
   /**
    * Asserts that `sql`, run with `values`, finds `deliveries` by its primary key and never
    * scans it: SQLite's query plan, PostgreSQL's generic plan (`types` its parameters' types).
@@ -51,40 +42,21 @@ describe("the plans of a claim's statements", () => {
     types: string,
     values: readonly (string | number)[],
   ): Promise<void> {
-    if (db.dialect === "sqlite") {
-      const steps = await db.query<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, values);
-      const plan = steps.map((step) => step.detail).join("\n");
-      assert.match(plan, /SEARCH (deliveries|dl) USING INTEGER PRIMARY KEY/, plan);
-      assert.doesNotMatch(plan, /SCAN (deliveries|dl)\b/, plan);
+    const plan = await genericPlan(db, sql, types, values);
+    if (plan.engine === "sqlite") {
+      assert.match(plan.text, /SEARCH (deliveries|dl) USING INTEGER PRIMARY KEY/, plan.text);
+      assert.doesNotMatch(plan.text, /SCAN (deliveries|dl)\b/, plan.text);
       return;
     }
-    const literals = values.map((value) =>
-      typeof value === "number" ? String(value) : `'${value.replaceAll("'", "''")}'`,
-    );
-    const [root] = await db.transaction(async (tx) => {
-      await tx.execute("SET LOCAL plan_cache_mode = force_generic_plan");
-      // As a claim's transaction starts (src/store/sql/deliveries.ts).
-      if (db.indexPlansOnly !== null) await tx.execute(db.indexPlansOnly);
-      await tx.execute(`PREPARE claim_step (${types}) AS ${sql}`);
-      const [row] = await tx.query<{ "QUERY PLAN": unknown }>(
-        `EXPLAIN (FORMAT JSON) EXECUTE claim_step (${literals.join(", ")})`,
-      );
-      await tx.execute("DEALLOCATE claim_step");
-      const plan = row?.["QUERY PLAN"];
-      return (typeof plan === "string" ? JSON.parse(plan) : plan) as { Plan: PlanNode }[];
-    });
-    assert.ok(root !== undefined);
-    const nodes = nodesOf(root.Plan);
-    const shown = JSON.stringify(root.Plan);
     assert.ok(
-      nodes.some((node) => node["Index Name"] === "deliveries_pkey"),
-      `no deliveries_pkey in ${shown}`,
+      plan.nodes.some((node) => node["Index Name"] === "deliveries_pkey"),
+      `no deliveries_pkey in ${plan.text}`,
     );
     assert.ok(
-      !nodes.some(
+      !plan.nodes.some(
         (node) => node["Node Type"] === "Seq Scan" && node["Relation Name"] === "deliveries",
       ),
-      `a sequential scan of deliveries in ${shown}`,
+      `a sequential scan of deliveries in ${plan.text}`,
     );
   }
 

@@ -137,6 +137,105 @@ describe("retention in bounded batches", () => {
     assert.equal(await count("delivery_attempts"), 2, "only the newer events' attempts are left");
   });
 
+  it("keeps every delivery of an event one of whose deliveries is pending, and removes an event that had none", async () => {
+    await seedEvents("evt_mixed", 1, old, "pending");
+    await store.destinations.createDestination({
+      id: `${destination}_b`,
+      workspaceId: workspace,
+      url: "https://hooks.test/b",
+      events: ["*"],
+      secretCiphertext: "sealed",
+    });
+    // The event's second delivery ended at once, retried twice: attempt rows 2 and 3.
+    await db.execute(
+      `INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
+         attempts, created_at, updated_at, first_started_at)
+       VALUES ('evt_mixed_0', $1, $2, 'job.completed', 'delivered', 3, $3, $3, $3)`,
+      [`${destination}_b`, workspace, old],
+    );
+    await db.execute(
+      `INSERT INTO delivery_attempts (delivery_seq, attempt, started_at, duration_ms, status_code)
+       SELECT seq, k.k, created_at + k.k, 5, 200 FROM deliveries
+       JOIN (SELECT 2 AS k UNION ALL SELECT 3) k ON 1 = 1 WHERE destination_id = $1`,
+      [`${destination}_b`],
+    );
+    // An event no destination wanted: no delivery at all.
+    await db.execute(
+      `INSERT INTO events (id, workspace_id, type, body, created_at)
+       VALUES ('evt_unmatched', $1, 'job.completed', '{}', $2)`,
+      [workspace, old + 1],
+    );
+
+    assert.equal(await store.housekeeping.pruneEvents(new Date(now - 30 * dayMs)), 1);
+    assert.equal(await count("events WHERE id = 'evt_unmatched'"), 0, "the event with none went");
+    assert.equal(await count("deliveries WHERE event_id = 'evt_mixed_0'"), 2, "both stay");
+    assert.equal(await count("delivery_attempts"), 2, "with the ended one's attempts");
+  });
+
+  it("removes the attempts of a delivery retried after its first attempt ended it", async () => {
+    await seedEvents("evt_again", 2, old, "delivered");
+    await db.execute("DELETE FROM delivery_attempts");
+    // The first attempt ended it and is in its row; a retry from the log made attempt 2.
+    await db.execute(
+      `UPDATE deliveries SET attempts = 2, first_started_at = created_at, first_status_code = 500,
+         status = 'failed'`,
+    );
+    await db.execute(
+      `INSERT INTO delivery_attempts (delivery_seq, attempt, started_at, duration_ms, status_code)
+       SELECT seq, 2, created_at + 60000, 5, 500 FROM deliveries`,
+    );
+
+    assert.equal(await store.housekeeping.pruneEvents(new Date(now - 30 * dayMs)), 2);
+    assert.equal(await count("deliveries"), 0);
+    assert.equal(await count("delivery_attempts"), 0, "no attempt is left behind");
+  });
+
+  it(
+    "skips the events of a workspace being deleted instead of waiting on its deliveries",
+    {
+      skip: testBackend !== "postgres" && "PostgreSQL run only: SQLite's writes are one at a time",
+    },
+    async () => {
+      await seedEvents("evt_doomed", 3, old, "delivered");
+      // The deletion is held right after it has deleted the workspace's deliveries, before
+      // its events: a trigger on its next statement waits for an advisory lock held here.
+      await db.execute(
+        `CREATE FUNCTION hold_deletion() RETURNS trigger LANGUAGE plpgsql AS
+         'BEGIN PERFORM pg_advisory_xact_lock(57); RETURN NULL; END'`,
+      );
+      await db.execute(
+        `CREATE TRIGGER hold_deletion BEFORE DELETE ON delivery_stats_hourly
+         FOR EACH STATEMENT EXECUTE FUNCTION hold_deletion()`,
+      );
+      const holder = new pg.Client(connectionConfig(location));
+      await holder.connect();
+      try {
+        await holder.query("SELECT pg_advisory_lock(57)");
+        const deletion = store.workspaces.deleteWorkspace(workspace, { cascade: true });
+        const waitingOn = (event: string): string =>
+          `pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+             AND wait_event IN (${event})`;
+        while ((await count(waitingOn("'advisory'"))) === 0) await nextTurn();
+        const pass = store.housekeeping.pruneEvents(new Date(now - 30 * dayMs));
+        const progress = { settled: false };
+        void pass.finally(() => (progress.settled = true));
+        let waited = false;
+        while (!progress.settled && !waited) {
+          waited = (await count(waitingOn("'transactionid', 'tuple'"))) > 0;
+        }
+        await holder.query("SELECT pg_advisory_unlock(57)");
+        assert.equal(waited, false, "the pass waited on the deletion's rows");
+        assert.equal(await pass, 0, "the deletion's events are its own");
+        assert.equal(await deletion, "deleted");
+      } finally {
+        await holder.end();
+        await db.execute("DROP TRIGGER hold_deletion ON delivery_stats_hourly");
+        await db.execute("DROP FUNCTION hold_deletion()");
+      }
+      assert.equal(await count("events"), 0, "the deletion removed them");
+    },
+  );
+
   it(
     "keeps an event whose delivery a retry makes pending while the pass waits for it",
     {

@@ -50,3 +50,52 @@ export async function planDatabase(events: number): Promise<PlanDatabase> {
     },
   };
 }
+
+/** A node of PostgreSQL's plan (`EXPLAIN (FORMAT JSON)`). */
+export interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  Plans?: PlanNode[];
+}
+
+/** How an engine runs a statement: SQLite's query plan, or PostgreSQL's plan nodes. */
+export type StatementPlan =
+  | { readonly engine: "sqlite"; readonly text: string }
+  | { readonly engine: "postgres"; readonly nodes: readonly PlanNode[]; readonly text: string };
+
+const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+
+/**
+ * How `sql`, run with `values`, would be run: on SQLite its `EXPLAIN QUERY PLAN`; on
+ * PostgreSQL its generic plan (the one a connection keeps from a prepared statement's sixth
+ * call on; `types` are its parameters' types), made in a transaction begun as the store's
+ * claims and retention batches begin (`Database.indexPlansOnly`), every node flattened in.
+ */
+export async function genericPlan(
+  db: Database,
+  sql: string,
+  types: string,
+  values: readonly (string | number)[],
+): Promise<StatementPlan> {
+  if (db.dialect === "sqlite") {
+    const steps = await db.query<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, values);
+    return { engine: "sqlite", text: steps.map((step) => step.detail).join("\n") };
+  }
+  const literals = values.map((value) =>
+    typeof value === "number" ? String(value) : `'${value.replaceAll("'", "''")}'`,
+  );
+  const [root] = await db.transaction(async (tx) => {
+    await tx.execute("SET LOCAL plan_cache_mode = force_generic_plan");
+    if (db.indexPlansOnly !== null) await tx.execute(db.indexPlansOnly);
+    await tx.execute(`PREPARE planned_step (${types}) AS ${sql}`);
+    const [row] = await tx.query<{ "QUERY PLAN": unknown }>(
+      `EXPLAIN (FORMAT JSON) EXECUTE planned_step (${literals.join(", ")})`,
+    );
+    await tx.execute("DEALLOCATE planned_step");
+    const plan = row?.["QUERY PLAN"];
+    return (typeof plan === "string" ? JSON.parse(plan) : plan) as { Plan: PlanNode }[];
+  });
+  if (root === undefined) throw new Error(`no plan for ${sql}`);
+  return { engine: "postgres", nodes: nodesOf(root.Plan), text: JSON.stringify(root.Plan) };
+}
