@@ -20,14 +20,8 @@ describe("the plans of a claim's statements", () => {
   const rows = 40;
 
   before(async () => {
-    plans = await planDatabase(rows);
+    plans = await planDatabase(rows, { deliveries: "pending" });
     db = plans.db;
-    await db.execute(
-      `${plans.numbers} INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type,
-         status, attempts, next_attempt_at, created_at, updated_at)
-       SELECT 'evt_' || i, 'dst_p', 'ws_p', 'job.completed', 'pending', 0, i, i, i FROM n`,
-      [rows],
-    );
   });
   after(async () => {
     await plans.dispose();

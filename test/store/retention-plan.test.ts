@@ -22,14 +22,8 @@ describe("the plans of a retention batch's statements", () => {
   const rows = 40;
 
   before(async () => {
-    plans = await planDatabase(rows);
+    plans = await planDatabase(rows, { deliveries: "delivered" });
     db = plans.db;
-    await db.execute(
-      `${plans.numbers} INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type,
-         status, attempts, created_at, updated_at)
-       SELECT 'evt_' || i, 'dst_p', 'ws_p', 'job.completed', 'delivered', 1, i, i FROM n`,
-      [rows],
-    );
   });
   after(async () => {
     await plans.dispose();

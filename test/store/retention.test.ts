@@ -64,6 +64,24 @@ describe("retention in bounded batches", () => {
     );
   };
 
+  /** PostgreSQL's sessions of this database waiting on a lock of one of the `kinds`. */
+  const lockWaits = (kinds: string): string =>
+    `pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+       AND wait_event IN (${kinds})`;
+
+  /**
+   * Whether `pass` comes to wait on a row (a transaction's lock on it) before it settles:
+   * true as soon as a session of this database does, false once `pass` has settled.
+   */
+  const waitsOnRow = async (pass: Promise<unknown>): Promise<boolean> => {
+    const progress = { settled: false };
+    void pass.finally(() => (progress.settled = true));
+    while (!progress.settled) {
+      if ((await count(lockWaits("'transactionid', 'tuple'"))) > 0) return true;
+    }
+    return false;
+  };
+
   before(async () => {
     dir = await tempDir();
     location = await testDatabaseLocation(join(dir.path, "retention"));
@@ -212,17 +230,9 @@ describe("retention in bounded batches", () => {
       try {
         await holder.query("SELECT pg_advisory_lock(57)");
         const deletion = store.workspaces.deleteWorkspace(workspace, { cascade: true });
-        const waitingOn = (event: string): string =>
-          `pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-             AND wait_event IN (${event})`;
-        while ((await count(waitingOn("'advisory'"))) === 0) await nextTurn();
+        while ((await count(lockWaits("'advisory'"))) === 0) await nextTurn();
         const pass = store.housekeeping.pruneEvents(new Date(now - 30 * dayMs));
-        const progress = { settled: false };
-        void pass.finally(() => (progress.settled = true));
-        let waited = false;
-        while (!progress.settled && !waited) {
-          waited = (await count(waitingOn("'transactionid', 'tuple'"))) > 0;
-        }
+        const waited = await waitsOnRow(pass);
         await holder.query("SELECT pg_advisory_unlock(57)");
         assert.equal(waited, false, "the pass waited on the deletion's rows");
         assert.equal(await pass, 0, "the deletion's events are its own");
@@ -252,13 +262,7 @@ describe("retention in bounded batches", () => {
         await retry.query("SELECT seq FROM deliveries FOR UPDATE");
         await retry.query("UPDATE deliveries SET status = 'pending', next_attempt_at = $1", [now]);
         const pass = store.housekeeping.pruneEvents(new Date(now - 30 * dayMs));
-        const progress = { settled: false };
-        void pass.finally(() => (progress.settled = true));
-        const waiting =
-          "pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'";
-        while (!progress.settled && (await count(waiting)) === 0) {
-          await new Promise((done) => setTimeout(done, 5));
-        }
+        assert.ok(await waitsOnRow(pass), "the pass waits for the retry");
         await retry.query("COMMIT");
         assert.equal(await pass, 0, "the event stays while its delivery is pending");
       } finally {

@@ -18,10 +18,14 @@ export interface PlanDatabase {
 
 /**
  * A new database with workspace `ws_p`, its destination `dst_p` and `events` events
- * `evt_1`…`evt_<events>` (created at 1…`events`), gathering no statistics: PostgreSQL plans
- * as it does before autovacuum's first ANALYZE.
+ * `evt_1`…`evt_<events>` (created at 1…`events`), each with a delivery to `dst_p` of status
+ * `deliveries` if given (pending ones due at the event's time), gathering no statistics:
+ * PostgreSQL plans as it does before autovacuum's first ANALYZE.
  */
-export async function planDatabase(events: number): Promise<PlanDatabase> {
+export async function planDatabase(
+  events: number,
+  options: { deliveries?: "pending" | "delivered" } = {},
+): Promise<PlanDatabase> {
   const dir = await tempDir();
   const db = openDatabase(await testDatabaseLocation(join(dir.path, "data")));
   await migrate(db);
@@ -41,6 +45,15 @@ export async function planDatabase(events: number): Promise<PlanDatabase> {
      SELECT 'evt_' || i, 'ws_p', 'job.completed', '{}', '2026-11-01', i FROM n`,
     [events],
   );
+  if (options.deliveries !== undefined) {
+    await db.execute(
+      `${numbers} INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type,
+         status, attempts, next_attempt_at, created_at, updated_at)
+       SELECT 'evt_' || i, 'dst_p', 'ws_p', 'job.completed', $2, $3,
+         CASE WHEN $2 = 'pending' THEN i END, i, i FROM n`,
+      [events, options.deliveries, options.deliveries === "pending" ? 0 : 1],
+    );
+  }
   return {
     db,
     numbers,
