@@ -23,29 +23,27 @@ export async function lockWorkspaceForDeletion(
 
 /**
  * Call inside a transaction, after `lockWorkspaceForDeletion`. Deletes the workspace and
- * everything in it (decision 42), its events locked first on PostgreSQL (decision 57), then
- * the rows that reference others first: attempts, deliveries, the delivery statistics'
- * counters (decision 36), subscriptions, destinations (listen sessions are destinations too),
- * events, idempotency records, API keys, memberships; the users who were members of it alone,
- * with their sessions; then the workspace.
+ * everything in it (decision 42), the rows that reference others first: attempts,
+ * deliveries, the delivery statistics' counters (decision 36), subscriptions, destinations
+ * (listen sessions are destinations too), events (on PostgreSQL before everything else:
+ * decision 57), idempotency records, API keys, memberships; the users who were members of it
+ * alone, with their sessions; then the workspace.
  */
 export async function deleteWorkspaceAndContents(
   db: Database,
   tx: SqlExecutor,
   workspaceId: string,
 ): Promise<void> {
-  // On PostgreSQL the workspace's events are locked before anything is deleted. A retention
-  // batch locks a window of events and then their deliveries (decision 57); deleting the
-  // deliveries first and the events last took the two in the other order, and the two could
-  // deadlock. In the same order, a batch skips the events locked here, or the deletion waits
-  // for the batch to commit.
-  if (db.rowLockClause !== "") {
-    await tx.query(
-      `SELECT COUNT(*) AS locked FROM (SELECT 1 FROM events WHERE workspace_id = $1
-         ${db.rowLockClause}) AS workspace_events`,
-      [workspaceId],
-    );
-  }
+  // On PostgreSQL the workspace's events go first. A retention batch locks a window of events
+  // and then their deliveries (decision 57); deleting the deliveries first and the events
+  // last took the two in the other order, and the two could deadlock. In the same order, a
+  // batch skips the events deleted here (SKIP LOCKED), or the deletion waits for the batch to
+  // commit. Nothing refers to events there (migration 000017); SQLite's foreign keys want
+  // them last, and its write transactions run one at a time.
+  const deleteEvents = () =>
+    tx.execute("DELETE FROM events WHERE workspace_id = $1", [workspaceId]);
+  const eventsFirst = db.dialect === "postgres";
+  if (eventsFirst) await deleteEvents();
   const destinations = "SELECT id FROM destinations WHERE workspace_id = $1";
   await tx.execute(
     `DELETE FROM delivery_attempts WHERE delivery_seq IN
@@ -60,7 +58,7 @@ export async function deleteWorkspaceAndContents(
     workspaceId,
   ]);
   await tx.execute("DELETE FROM destinations WHERE workspace_id = $1", [workspaceId]);
-  await tx.execute("DELETE FROM events WHERE workspace_id = $1", [workspaceId]);
+  if (!eventsFirst) await deleteEvents();
   await tx.execute("DELETE FROM idempotency_keys WHERE workspace_id = $1", [workspaceId]);
   await tx.execute("DELETE FROM api_keys WHERE workspace_id = $1", [workspaceId]);
   await deleteMemberships(tx, workspaceId);
