@@ -10,7 +10,9 @@
  *   received at a loopback HTTPS receiver), with the server's CPU and PostgreSQL backends' CPU
  *   per delivery;
  * - a delivery-log page's p50/p99: the destination's first page of 100, a page of 100 fifty
- *   pages deep, the workspace's first page of events;
+ *   pages deep, the workspace's first page of events; and after the rounds, the same pages
+ *   of both states timed request by request in turn (`interleavedPages`), whose p99s a drift
+ *   of the machine moves less;
  * - a retention pass (`pruneAttempts` and `pruneEvents` as the hourly maintenance runs them)
  *   over `--expired` deliveries past retention, the same in both databases: each round's pass
  *   has its own set of expired deliveries (the oldest set first, each a day older than the
@@ -350,6 +352,56 @@ async function prepareState(
   }
 }
 
+/** The log pages each round times: the destination's first, one 50 pages deep, the events'. */
+async function pagesOf(state: State): Promise<{ first: string; deep: string; events: string }> {
+  const list = `/deliveries?destination=${state.destination}&limit=100`;
+  let deep: string | null = null;
+  for (let page = 0; page < 50; page += 1) {
+    const response = await state.service.call(
+      "GET",
+      `${list}${deep === null ? "" : `&cursor=${deep}`}`,
+    );
+    deep = (response.body as { next_cursor: string | null }).next_cursor;
+  }
+  return { first: list, deep: `${list}&cursor=${deep ?? ""}`, events: "/events?limit=100" };
+}
+
+/**
+ * Each page's p50 and p99 in both states, timed request by request in turn (empty then full,
+ * then full then empty, …), `requests` × `rounds` of each: a drift of the machine's speed, or a
+ * burst of another process's work, falls on both states alike, where the rounds time one
+ * state's requests in a block and their p99s swing by more than the states differ.
+ */
+async function interleavedPages(
+  empty: State,
+  full: State,
+): Promise<
+  { page: string; empty: { p50: number; p99: number }; full: { p50: number; p99: number } }[]
+> {
+  const [emptyPages, fullPages] = [await pagesOf(empty), await pagesOf(full)];
+  const results = [];
+  for (const page of ["first", "deep", "events"] as const) {
+    const times = { empty: [] as number[], full: [] as number[] };
+    for (let index = 0; index < requests * rounds; index += 1) {
+      const order = index % 2 === 0 ? (["empty", "full"] as const) : (["full", "empty"] as const);
+      for (const which of order) {
+        const [state, path] =
+          which === "empty" ? [empty, emptyPages[page]] : [full, fullPages[page]];
+        const started = performance.now();
+        const response = await state.service.call("GET", path);
+        times[which].push(performance.now() - started);
+        if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}`);
+      }
+    }
+    const summary = (values: number[]): { p50: number; p99: number } => ({
+      p50: round(percentile(values, 50), 2),
+      p99: round(percentile(values, 99), 2),
+    });
+    results.push({ page, empty: summary(times.empty), full: summary(times.full) });
+  }
+  return results;
+}
+
 /** One round's figures of `state`; `roundNumber` (from 1) picks the expired set its retention takes. */
 async function measureRound(
   state: State,
@@ -372,15 +424,10 @@ async function measureRound(
     postgresUrl === null
       ? 0
       : perDelivery((await postgresCpuMs(databaseOf(postgresUrl))) - before.postgres);
-  const list = `/deliveries?destination=${state.destination}&limit=100`;
-  let deep: string | null = null;
-  for (let page = 0; page < 50; page += 1) {
-    const response = await service.call("GET", `${list}${deep === null ? "" : `&cursor=${deep}`}`);
-    deep = (response.body as { next_cursor: string | null }).next_cursor;
-  }
-  const first = await timeRequests(service, list);
-  const deepPage = await timeRequests(service, `${list}&cursor=${deep ?? ""}`);
-  const eventsPage = await timeRequests(service, "/events?limit=100");
+  const pages = await pagesOf(state);
+  const first = await timeRequests(service, pages.first);
+  const deepPage = await timeRequests(service, pages.deep);
+  const eventsPage = await timeRequests(service, pages.events);
   const blocks = postgresUrl === null ? null : await startBlockCounts(postgresUrl);
   const pass = await retentionPass(
     state.location,
@@ -474,6 +521,21 @@ function table(engine: string, empty: readonly Figures[], full: readonly Figures
   return lines.join("\n");
 }
 
+function pagesTable(engine: string, pages: Awaited<ReturnType<typeof interleavedPages>>): string {
+  const lines = [
+    `${engine}: the log pages, empty and full timed in turn, ${requests * rounds} requests each`,
+    `| page | p50 empty | p50 full | change | p99 empty | p99 full | change |`,
+    `|---|---|---|---|---|---|---|`,
+  ];
+  for (const { page, empty, full } of pages) {
+    lines.push(
+      `| ${page} | ${empty.p50} | ${full.p50} | ${change(empty.p50, full.p50)} | ` +
+        `${empty.p99} | ${full.p99} | ${change(empty.p99, full.p99)} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
 async function main(): Promise<void> {
   const engines = (["sqlite", "postgres"] as const).filter(
     (engine) => !process.argv.includes(engine === "sqlite" ? "--postgres-only" : "--sqlite-only"),
@@ -497,8 +559,13 @@ async function main(): Promise<void> {
             progress(`${engine}: round ${round} of ${rounds}, full`);
             full.push(await measureRound(fullState, round, receiver));
           }
+          progress(`${engine}: the log pages, both states in turn`);
+          const pages = await interleavedPages(emptyState, fullState);
           process.stdout.write(`${table(engine, empty, full)}\n\n`);
-          process.stdout.write(`${JSON.stringify({ engine, rows, expired, empty, full })}\n\n`);
+          process.stdout.write(`${pagesTable(engine, pages)}\n\n`);
+          process.stdout.write(
+            `${JSON.stringify({ engine, rows, expired, empty, full, pages })}\n\n`,
+          );
         } finally {
           await fullState.dispose();
         }
