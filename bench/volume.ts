@@ -17,7 +17,7 @@
  *   over `--expired` deliveries past retention, the same in both databases: each round's pass
  *   has its own set of expired deliveries (the oldest set first, each a day older than the
  *   next) and a cutoff that takes that set alone; its time, its CPU (this process's, where
- *   SQLite's statements run; on PostgreSQL also its backends'), the longest the pass held the
+ *   SQLite's statements run; on PostgreSQL also the cluster's), the longest the pass held the
  *   process's main thread, and on PostgreSQL with `pg_stat_statements` the shared blocks its
  *   statements touched per row removed and the share of them read from the operating system
  *   (the work, apart from where it was found).
@@ -41,6 +41,7 @@ import { createTestCa } from "../test/support/tls.ts";
 import { measureThroughput, register } from "./measure.ts";
 import {
   databaseOf,
+  postgresClusterCpuMs,
   postgresCpuMs,
   postgresDatabase,
   startBlockCounts,
@@ -234,15 +235,17 @@ async function timeRequests(
 
 /**
  * One retention pass as the maintenance runs it, from this process: its time, its CPU (this
- * process's, where SQLite's statements run, and on PostgreSQL that of the database's
- * backends, the server's idle ones included), what it removed, and the longest the main thread was held meanwhile, two ways: the event loop's
- * longest delay (1 ms resolution), which on a loaded machine includes waiting for a CPU, and
- * the most CPU time the process spent between two ticks of a 1 ms timer, which does not.
+ * process's, where SQLite's statements run; on PostgreSQL also the cluster's, from the
+ * administrative URL `postgresAdmin`, its exited backends included: the pass's connections
+ * close with its store), what it removed, and the longest the main thread was held
+ * meanwhile, two ways: the event loop's longest delay (1 ms resolution), which on a loaded
+ * machine includes waiting for a CPU, and the most CPU time the process spent between two
+ * ticks of a 1 ms timer, which does not.
  */
 async function retentionPass(
   location: string,
   cutoffMs: number,
-  postgresDatabase: string | null,
+  postgresAdmin: string | null,
 ): Promise<{
   ms: number;
   cpuMs: number;
@@ -251,7 +254,9 @@ async function retentionPass(
   longestHoldMs: number;
   longestCpuHoldMs: number;
 }> {
+  const clusterBefore = postgresAdmin === null ? 0 : await postgresClusterCpuMs(postgresAdmin);
   const store = await openStore(location, systemClock);
+  let figures;
   try {
     const cutoff = new Date(cutoffMs);
     const delay = monitorEventLoopDelay({ resolution: 1 });
@@ -264,21 +269,16 @@ async function retentionPass(
     }, 1);
     delay.enable();
     const cpuBefore = process.cpuUsage();
-    const backendsBefore = postgresDatabase === null ? 0 : await postgresCpuMs(postgresDatabase);
     const started = performance.now();
     const attempts = await store.housekeeping.pruneAttempts(cutoff);
     const events = await store.housekeeping.pruneEvents(cutoff);
     const ms = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
-    // Before the store closes: its backends' CPU goes with them when they exit.
-    const backendsMs =
-      postgresDatabase === null ? 0 : (await postgresCpuMs(postgresDatabase)) - backendsBefore;
     delay.disable();
     clearInterval(ticker);
-    return {
+    figures = {
       ms: round(ms, 0),
       cpuMs: round((cpu.user + cpu.system) / 1000, 0),
-      postgresCpuMs: round(backendsMs, 0),
       rows: attempts + events,
       longestHoldMs: round(delay.max / 1e6, 1),
       longestCpuHoldMs: round(longestCpuUs / 1000, 1),
@@ -286,6 +286,16 @@ async function retentionPass(
   } finally {
     await store.close();
   }
+  const clusterMs =
+    postgresAdmin === null ? 0 : (await postgresClusterCpuMs(postgresAdmin)) - clusterBefore;
+  return { ...figures, postgresCpuMs: round(clusterMs, 0) };
+}
+
+/** The cluster's `postgres` database, on the same server and user as `url`. */
+function adminUrlOf(url: string): string {
+  const admin = new URL(url);
+  admin.pathname = "/postgres";
+  return admin.href;
 }
 
 /** A database behind a running server of its own, with the destinations the bench uses. */
@@ -432,7 +442,7 @@ async function measureRound(
   const pass = await retentionPass(
     state.location,
     state.now - expiredSetAgeMs(roundNumber),
-    postgresUrl === null ? null : databaseOf(postgresUrl),
+    postgresUrl === null ? null : adminUrlOf(postgresUrl),
   );
   const touched = blocks === null ? { hit: 0, read: 0 } : await blocks.finish();
   const blocksTouched = touched.hit + touched.read;
