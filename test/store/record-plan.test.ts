@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Database } from "../../src/store/database.ts";
 import { recordSql } from "../../src/store/sql/deliveries.ts";
-import { planDatabase, type PlanDatabase } from "../support/plan-database.ts";
+import { genericPlan, planDatabase, type PlanDatabase } from "../support/plan-database.ts";
 
 /**
  * The statement that records a round of results must find its rows by the primary key,
@@ -43,26 +43,16 @@ describe("the plan of the statement that records results", () => {
   it("reads the round's rows by the primary key, never the pending ones", async () => {
     const { results, update } = recordSql(db);
     const sql = `WITH ${results} ${update} RETURNING deliveries.seq`;
-    let text: string;
-    if (db.dialect === "sqlite") {
-      const steps = await db.query<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, [
-        1,
-        round([5, 10, 15]),
-      ]);
-      text = steps.map((step) => step.detail).join("\n");
+    // Not in a claim's transaction: planned as the worker runs it.
+    const plan = await genericPlan(db, sql, "BIGINT, TEXT", [1, round([5, 10, 15])], {
+      indexPlansOnly: false,
+    });
+    const { text } = plan;
+    if (plan.engine === "sqlite") {
       // The round's rows read once, each delivery then found by its key.
       assert.match(text, /SCAN jsonb?_each[^]*SEARCH deliveries USING INTEGER PRIMARY KEY/, text);
       assert.doesNotMatch(text, /LIST SUBQUERY|SCAN deliveries/, text);
     } else {
-      text = await db.transaction(async (tx) => {
-        await tx.execute("SET LOCAL plan_cache_mode = force_generic_plan");
-        await tx.execute(`PREPARE record_round (BIGINT, TEXT) AS ${sql}`);
-        const [row] = await tx.query<{ "QUERY PLAN": unknown }>(
-          `EXPLAIN (FORMAT JSON) EXECUTE record_round (1, '${round([5, 10, 15])}')`,
-        );
-        await tx.execute("DEALLOCATE record_round");
-        return JSON.stringify(row?.["QUERY PLAN"]);
-      });
       assert.match(text, /"Index Name":"deliveries_pkey"/, text);
       assert.doesNotMatch(text, /"Node Type":"Seq Scan"/, text);
     }

@@ -82,14 +82,17 @@ const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).fla
 /**
  * How `sql`, run with `values`, would be run: on SQLite its `EXPLAIN QUERY PLAN`; on
  * PostgreSQL its generic plan (the one a connection keeps from a prepared statement's sixth
- * call on; `types` are its parameters' types), made in a transaction begun as the store's
- * claims and retention batches begin (`Database.indexPlansOnly`), every node flattened in.
+ * call on; `types` are its parameters' types), every node flattened in. It is made in a
+ * transaction begun as the store's claims and retention batches begin
+ * (`Database.indexPlansOnly`), unless `indexPlansOnly` is false: a statement the store runs
+ * outside such a transaction is planned as it is run.
  */
 export async function genericPlan(
   db: Database,
   sql: string,
   types: string,
   values: readonly (string | number)[],
+  options: { indexPlansOnly?: boolean } = {},
 ): Promise<StatementPlan> {
   if (db.dialect === "sqlite") {
     const steps = await db.query<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, values);
@@ -100,7 +103,9 @@ export async function genericPlan(
   );
   const [root] = await db.transaction(async (tx) => {
     await tx.execute("SET LOCAL plan_cache_mode = force_generic_plan");
-    if (db.indexPlansOnly !== null) await tx.execute(db.indexPlansOnly);
+    if (db.indexPlansOnly !== null && options.indexPlansOnly !== false) {
+      await tx.execute(db.indexPlansOnly);
+    }
     await tx.execute(`PREPARE planned_step (${types}) AS ${sql}`);
     const [row] = await tx.query<{ "QUERY PLAN": unknown }>(
       `EXPLAIN (FORMAT JSON) EXECUTE planned_step (${literals.join(", ")})`,

@@ -364,7 +364,7 @@ export class SqliteDatabase implements Database {
   }
 
   inJsonIntegers(column: string, placeholder: string): string {
-    return `${column} IN (${this.textsOfJsonArray(placeholder)})`;
+    return this.inJsonTexts(column, placeholder);
   }
 
   inJsonTexts(column: string, placeholder: string): string {
