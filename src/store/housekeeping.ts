@@ -63,14 +63,31 @@ const expiryChunk = 100;
  * Rows one retention batch removes, each batch its own transaction (decision 50): small
  * enough that a batch holds SQLite's main thread for a few milliseconds (the budget of
  * decision 36 is 50 ms), large enough that a pass of millions is not mostly round trips.
- * Events go with their deliveries and attempts, about three to five rows each.
+ * Events go with their deliveries and attempts: a window takes at most `events` events, and
+ * as many as make about `eventRows` rows (events and deliveries read) at the fan-out it last
+ * met (`nextEventWindow`).
  */
 export const retentionBatch = {
   attempts: 1_000,
   counters: 1_000,
   idempotencyKeys: 1_000,
   events: 250,
+  eventRows: 1_000,
 };
+
+/**
+ * How many events the next window of a pass takes, after one of `events` events read
+ * `rowsRead` rows: as many as make about `retentionBatch.eventRows` rows at that fan-out, at
+ * least one, at most four times as many as before (a fan-out that grows again is met by a
+ * window a few times the aim, not by a hundred times), and never more than
+ * `retentionBatch.events`. An event's deliveries are as many as its workspace's destinations
+ * (up to `eventFanOutLimit`, a thousand by default), which the tenant decides: a fixed window
+ * of 250 events could read and delete 250,000 rows in one transaction, on SQLite's main thread.
+ */
+export function nextEventWindow(events: number, rowsRead: number): number {
+  const fitting = Math.floor((events * retentionBatch.eventRows) / Math.max(rowsRead, 1));
+  return Math.max(1, Math.min(fitting, events * 4, retentionBatch.events));
+}
 
 /**
  * Runs `batch` until one removes less than `size` rows; returns how many it removed in all.
@@ -115,23 +132,22 @@ export class SqlHousekeeping extends SqlSlice implements Housekeeping {
   }
 
   /**
-   * Walks the events in publishing order from the oldest, a window of `retentionBatch.events`
-   * at a time, up to the first one published at or after `before`; each window's ended
+   * Walks the events in publishing order from the oldest, a window at a time
+   * (`nextEventWindow`), up to the first one published at or after `before`; each window's ended
    * events go in a transaction of their own. Events kept because a delivery is still pending
    * are walked past, not revisited within the pass.
    */
   async pruneEvents(before: Date): Promise<number> {
     let removed = 0;
     let after = 0;
+    // The fan-out is not known until a window is read: the first takes one event.
+    let limit = 1;
     for (;;) {
-      const window = await deleteEndedEvents(this.db, {
-        after,
-        before: before.getTime(),
-        limit: retentionBatch.events,
-      });
+      const window = await deleteEndedEvents(this.db, { after, before: before.getTime(), limit });
       removed += window.removed;
       if (window.done) return removed;
       after = window.next;
+      limit = nextEventWindow(limit, window.rowsRead);
       await nextTurn();
     }
   }

@@ -6,7 +6,7 @@ import { after, before, beforeEach, describe, it } from "node:test";
 import type { Store } from "../../src/interfaces.ts";
 import type { Database } from "../../src/store/database.ts";
 import { connectionConfig } from "../../src/store/postgres/connection-config.ts";
-import { retentionBatch } from "../../src/store/housekeeping.ts";
+import { nextEventWindow, retentionBatch } from "../../src/store/housekeeping.ts";
 import { openDatabase, openStore } from "../../src/store/open-store.ts";
 import { manualClock } from "../support/clock.ts";
 import { testBackend, testDatabaseLocation } from "../support/database.ts";
@@ -308,6 +308,44 @@ describe("retention in bounded batches", () => {
     assert.equal(await count("delivery_stats_hourly"), 1, "the current hour's counter stays");
     assert.equal(await store.housekeeping.purgeIdempotencyKeys(), keys);
     assert.equal(await count("idempotency_keys"), 1, "the unexpired key stays");
+  });
+
+  it("sizes each window of events by the fan-out it last met", () => {
+    const { events, eventRows } = retentionBatch;
+    // One event and its delivery: room for many more, four times as many at most.
+    assert.equal(nextEventWindow(1, 2), 4);
+    assert.equal(nextEventWindow(64, 128), events, "never more than the most a window takes");
+    // A thousand deliveries an event: one event a window.
+    assert.equal(nextEventWindow(events, events * 1001), 1);
+    assert.equal(nextEventWindow(1, 1001), 1);
+    // Forty an event: about `eventRows` rows.
+    assert.equal(nextEventWindow(100, 100 * 41), Math.floor(eventRows / 41));
+    assert.equal(nextEventWindow(1, 0), 4, "a window that read nothing still grows");
+  });
+
+  it("removes the events of a workspace with many destinations, a few at a time", async () => {
+    const fanOut = 40;
+    await db.execute(
+      `${numbers(fanOut)} INSERT INTO destinations (id, workspace_id, url, active,
+         secret_ciphertext, created_at, updated_at)
+       SELECT $1 || '_' || i, $2, 'https://hooks.test/f', $3, 'sealed', $4, $4 FROM n`,
+      [destination, workspace, db.dialect === "sqlite" ? 1 : true, now],
+    );
+    await seedEvents("evt_wide", 60, old, "delivered");
+    await db.execute(
+      `INSERT INTO deliveries (event_id, destination_id, workspace_id, event_type, status,
+         attempts, created_at, updated_at, first_started_at)
+       SELECT e.id, d.id, e.workspace_id, e.type, 'delivered', 1, e.created_at, e.created_at,
+         e.created_at
+       FROM events e JOIN destinations d ON d.id LIKE $1 || '\\_%' ESCAPE '\\'`,
+      [destination],
+    );
+    assert.equal(await count("deliveries"), 60 * (fanOut + 1));
+
+    assert.equal(await store.housekeeping.pruneEvents(new Date(now - 30 * dayMs)), 60);
+    assert.equal(await count("events"), 0);
+    assert.equal(await count("deliveries"), 0);
+    assert.equal(await count("delivery_attempts"), 0);
   });
 
   it("lets the event loop run between batches", async () => {

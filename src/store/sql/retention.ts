@@ -66,6 +66,8 @@ export function deleteIdempotencyKeyBatch(
 export interface EventWindow {
   /** How many events it deleted. */
   readonly removed: number;
+  /** How many rows it read: the window's events and the deliveries of those it took. */
+  readonly rowsRead: number;
   /** Where the next window starts (the last `seq` taken). */
   readonly next: number;
   /** Whether the walk is over: the window reached an event at or after the cutoff, or the end. */
@@ -130,20 +132,22 @@ export function deleteEndedEvents(
     const events = cut === -1 ? rows : rows.slice(0, cut);
     const next = Number(events.at(-1)?.seq ?? options.after);
     const done = cut !== -1 || rows.length < options.limit;
-    return { removed: await deleteEnded(db, tx, events), next, done };
+    const ended = await deleteEnded(db, tx, events);
+    return { removed: ended.removed, rowsRead: rows.length + ended.deliveries, next, done };
   });
 }
 
 /**
  * Of `events` (expired, and on PostgreSQL locked), deletes those whose deliveries have all
- * ended, with those deliveries and their attempts; returns how many events.
+ * ended, with those deliveries and their attempts; returns how many events it removed and
+ * how many deliveries it read.
  */
 async function deleteEnded(
   db: Database,
   tx: SqlExecutor,
   events: readonly { id: string; address: string | number }[],
-): Promise<number> {
-  if (events.length === 0) return 0;
+): Promise<{ removed: number; deliveries: number }> {
+  if (events.length === 0) return { removed: 0, deliveries: 0 };
   const deliveries = await tx.query<WindowDelivery>(windowDeliveriesSql(db), [
     JSON.stringify(events.map((event) => event.id)),
   ]);
@@ -152,7 +156,7 @@ async function deleteEnded(
     if (delivery.pending === 1) kept.add(delivery.event_id);
   }
   const ended = kept.size === 0 ? events : events.filter((event) => !kept.has(event.id));
-  if (ended.length === 0) return 0;
+  if (ended.length === 0) return { removed: 0, deliveries: deliveries.length };
   const gone: (string | number)[] = [];
   const withAttempts: number[] = [];
   for (const delivery of deliveries) {
@@ -169,9 +173,10 @@ async function deleteEnded(
   if (gone.length > 0) {
     await tx.execute(deleteAtAddressesSql(db, "deliveries"), [JSON.stringify(gone)]);
   }
-  return tx.execute(deleteAtAddressesSql(db, "events"), [
+  const removed = await tx.execute(deleteAtAddressesSql(db, "events"), [
     JSON.stringify(ended.map((event) => event.address)),
   ]);
+  return { removed, deliveries: deliveries.length };
 }
 
 /**
