@@ -14,6 +14,7 @@ import { Batcher } from "./batcher.ts";
 import { closeCircuit, openCircuit } from "./sql/circuits.ts";
 import {
   claimDueDeliveries,
+  deleteLeases,
   finishAttempts,
   type FinishedAttempt,
   newLease,
@@ -147,6 +148,15 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
   /** The operator's notices (decision 48), told of circuits and failed deliveries. */
   #operations: SqlOperations | null = null;
 
+  /**
+   * This process's leases (decision 58), with how many of their deliveries are not yet
+   * reported or given back. A lease whose count reaches 0 has its row deleted: by the
+   * statement that records its last result, or after its last deliveries are given back;
+   * one left with deliveries unreported (the worker stopped, or left them to their
+   * lease) waits for its end, and a claim's sweep.
+   */
+  readonly #held = new Map<string, number>();
+
   constructor(db: Database, clock: Clock) {
     super(db, clock);
     this.#publishes = new Batcher((events) => this.#publishBatch(events), { maxBatch });
@@ -165,10 +175,14 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
 
   async #finishBatch(reports: readonly FinishedAttempt[]): Promise<boolean[]> {
     const operations = this.#operationsOn();
-    if (operations === null) return finishAttempts(this.db, reports, this.now());
+    const endedLeases = this.#endedBy(reports);
+    if (operations === null) return finishAttempts(this.db, reports, this.now(), { endedLeases });
     const outcome = { told: false };
-    const recorded = await finishAttempts(this.db, reports, this.now(), async (tx, seqs) => {
-      outcome.told = await this.#tellFailedDeliveries(operations, tx, seqs);
+    const recorded = await finishAttempts(this.db, reports, this.now(), {
+      endedLeases,
+      onFailed: async (tx, seqs) => {
+        outcome.told = await this.#tellFailedDeliveries(operations, tx, seqs);
+      },
     });
     if (outcome.told) operations.published();
     return recorded;
@@ -262,6 +276,7 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
       taker?.take(reserved, []);
       throw error;
     }
+    if (lease !== null) this.#hold(lease.token, published.handed.length);
     taker?.take(reserved, published.handed);
     const total = published.queued.reduce<number>((sum, count) => sum + (count ?? 0), 0);
     if (total > published.handed.length) this.announceQueued();
@@ -270,12 +285,45 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
     );
   }
 
-  claimDueDeliveries(owner: string, room: ClaimRoom, leaseMs: number): Promise<ClaimedDelivery[]> {
-    return claimDueDeliveries(this.db, owner, room, this.now(), leaseMs);
+  async claimDueDeliveries(
+    owner: string,
+    room: ClaimRoom,
+    leaseMs: number,
+  ): Promise<ClaimedDelivery[]> {
+    const claimed = await claimDueDeliveries(this.db, owner, room, this.now(), leaseMs);
+    const [first] = claimed;
+    if (first !== undefined) this.#hold(first.lease, claimed.length);
+    return claimed;
   }
 
   finishAttempt(lease: string, seq: number, report: AttemptReport): Promise<boolean> {
     return this.#results.add({ lease, seq, report });
+  }
+
+  #hold(lease: string, deliveries: number): void {
+    if (deliveries > 0) this.#held.set(lease, deliveries);
+  }
+
+  /**
+   * `deliveries` of `lease` are reported or given back; true when that was the last of them
+   * (its row can go).
+   */
+  #settle(lease: string, deliveries: number): boolean {
+    const left = this.#held.get(lease);
+    if (left === undefined) return false;
+    if (left > deliveries) {
+      this.#held.set(lease, left - deliveries);
+      return false;
+    }
+    this.#held.delete(lease);
+    return true;
+  }
+
+  /** The leases whose last deliveries a batch of results reports: deleted by its statement. */
+  #endedBy(reports: readonly FinishedAttempt[]): string[] {
+    // Reported, whether recorded or refused because the lease no longer holds the delivery:
+    // not this lease's any more either way. If the batch fails, the rows wait for their end.
+    return reports.flatMap(({ lease }) => (this.#settle(lease, 1) ? [lease] : []));
   }
 
   nextDueAt(exclusions?: ClaimExclusions): Promise<Date | null> {
@@ -299,8 +347,14 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
     if (outcome.told) operations.published();
   }
 
-  releaseDeliveries(lease: string, seqs: readonly number[], dueAt: Date | null): Promise<void> {
-    return releaseDeliveries(this.db, lease, seqs, dueAt?.getTime() ?? this.now());
+  async releaseDeliveries(
+    lease: string,
+    seqs: readonly number[],
+    dueAt: Date | null,
+  ): Promise<void> {
+    await releaseDeliveries(this.db, lease, seqs, dueAt?.getTime() ?? this.now());
+    // Its last deliveries given back, its row goes (if this fails, it waits for its end).
+    if (this.#settle(lease, seqs.length)) await deleteLeases(this.db, this.db, [lease]);
   }
 
   async closeCircuit(destinationId: string): Promise<void> {

@@ -181,6 +181,144 @@ describe("the delivery queue in the store", () => {
     );
   });
 
+  /** The lease rows (decision 58), by lease: their end and their deliveries' seqs. */
+  const leaseRows = async (): Promise<Map<string, { expiresAt: number; seqs: number[] }>> => {
+    const rows = await queryTestDatabase<{
+      lease: string;
+      expires_at: number | string;
+      seqs: string;
+    }>(join(dir.path, "queue"), "SELECT lease, expires_at, seqs FROM delivery_leases");
+    return new Map(
+      rows.map((row) => [
+        row.lease,
+        { expiresAt: Number(row.expires_at), seqs: JSON.parse(row.seqs) as number[] },
+      ]),
+    );
+  };
+  const statusOf = async (seq: number): Promise<string | undefined> => {
+    const [row] = await queryTestDatabase<{ status: string }>(
+      join(dir.path, "queue"),
+      "SELECT status FROM deliveries WHERE seq = $1",
+      [seq],
+    );
+    return row?.status;
+  };
+
+  it("keeps a claim's lease as a row until every delivery of it is reported or given back", async () => {
+    await destination(["*"]);
+    for (let published = 0; published < 3; published += 1) await publish("job.completed");
+    const claimed = await claimUpTo(store, "w1", 10, 5000);
+    assert.equal(claimed.length, 3);
+    const [first, second, third] = claimed as [ClaimedDelivery, ClaimedDelivery, ClaimedDelivery];
+    assert.deepEqual(
+      await leaseRows(),
+      new Map([
+        [
+          first.lease,
+          {
+            expiresAt: clock.now().getTime() + 5000,
+            seqs: claimed.map((item) => item.seq),
+          },
+        ],
+      ]),
+    );
+    await store.queue.finishAttempt(
+      first.lease,
+      first.seq,
+      attempted(200, { status: "delivered" }),
+    );
+    await store.queue.finishAttempt(
+      second.lease,
+      second.seq,
+      attempted(503, {
+        status: "pending",
+        nextAttemptAt: new Date(clock.now().getTime() + 60_000),
+      }),
+    );
+    assert.equal((await leaseRows()).size, 1, "one delivery of it is still out");
+    assert.equal(
+      (await store.queue.nextDueAt())?.getTime(),
+      clock.now().getTime() + 5000,
+      "a sleeping worker wakes at the lease's end, when what is unreported is due again",
+    );
+    await store.queue.releaseDeliveries(third.lease, [third.seq], null);
+    assert.deepEqual(await leaseRows(), new Map(), "the last one given back, its row goes");
+    assert.equal(
+      (await store.queue.nextDueAt())?.getTime(),
+      clock.now().getTime(),
+      "the one given back is due now",
+    );
+    assert.equal((await store.queue.backlog()).pending, 2, "the retry and the one given back");
+  });
+
+  it("gives back at a lease's end only what is still pending under it, once", async () => {
+    await destination(["*"]);
+    for (let published = 0; published < 4; published += 1) await publish("job.completed");
+    const claimed = await claimUpTo(store, "w1", 10, 5000);
+    const [delivered, failed, retried, lost] = claimed as [
+      ClaimedDelivery,
+      ClaimedDelivery,
+      ClaimedDelivery,
+      ClaimedDelivery,
+    ];
+    await store.queue.finishAttempt(
+      delivered.lease,
+      delivered.seq,
+      attempted(200, { status: "delivered" }),
+    );
+    await store.queue.finishAttempt(
+      failed.lease,
+      failed.seq,
+      attempted(410, { status: "failed", reason: "destination_refused" }),
+    );
+    await store.queue.finishAttempt(
+      retried.lease,
+      retried.seq,
+      attempted(503, {
+        status: "pending",
+        nextAttemptAt: new Date(clock.now().getTime() + 60_000),
+      }),
+    );
+    assert.equal((await store.queue.backlog()).pending, 2, "the retry and the one still claimed");
+    assert.deepEqual(await claimUpTo(store, "w2", 10, 5000), [], "before the lease's end: nothing");
+    clock.advance(5000);
+    const again = await claimUpTo(store, "w2", 10, 5000);
+    assert.deepEqual(
+      again.map((item) => item.seq),
+      [lost.seq],
+      "only the unreported one; the ended ones keep their ends, the retry its time",
+    );
+    assert.equal(await statusOf(delivered.seq), "delivered");
+    assert.equal(await statusOf(failed.seq), "failed");
+    assert.deepEqual(
+      [...(await leaseRows()).keys()],
+      [again[0]?.lease],
+      "the old lease's row is gone",
+    );
+    assert.equal(
+      await store.queue.finishAttempt(
+        lost.lease,
+        lost.seq,
+        attempted(200, { status: "delivered" }),
+      ),
+      false,
+      "the lost lease's late report does not count",
+    );
+    const [retaken] = again as [ClaimedDelivery];
+    await store.queue.finishAttempt(
+      retaken.lease,
+      retaken.seq,
+      attempted(200, { status: "delivered" }),
+    );
+    assert.deepEqual(await leaseRows(), new Map(), "every lease reported: no row left");
+    clock.advance(60_000);
+    const retry = await claimUpTo(store, "w3", 10, 5000);
+    assert.deepEqual(
+      retry.map((item) => item.seq),
+      [retried.seq],
+    );
+  });
+
   it("claims at most the limit, oldest due first, and nothing that is not yet due", async () => {
     await destination(["*"]);
     for (let index = 0; index < 3; index += 1) await publish("job.completed");
@@ -725,7 +863,7 @@ describe("the delivery queue in the store", () => {
         assert.equal(delivery.eventId, event.id);
         assert.equal(delivery.body, event.body);
         assert.equal(delivery.attempts, 0);
-        assert.match(delivery.lease, /^local:[0-9a-f]{16}$/);
+        assert.match(delivery.lease, /^local:[0-9a-f]{20}$/);
         assert.equal(delivery.destination.secretCiphertext, "sealed");
       }
       assert.equal(seen.wakes, 1, "the one left over is announced");

@@ -33,18 +33,23 @@ export interface ClaimedRow extends Record<string, unknown> {
   traceparent: string | null;
 }
 
-/** A claim's token: the owner's name, and a part of its own for this claim. */
+/**
+ * A claim's token: the owner's name, and a part of its own for this claim, 20 hex digits. An
+ * older release's had 16, which is how PostgreSQL tells its claims from ours during a rolling
+ * upgrade (migration 000019's trigger, decision 58).
+ */
 export function newLease(owner: string): string {
-  return `${owner}:${randomBytes(8).toString("hex")}`;
+  return `${owner}:${randomBytes(10).toString("hex")}`;
 }
 
 /**
- * Deliveries a claim may take now: pending, due, not of a destination or workspace that the
+ * Deliveries a claim may take now: waiting (in `deliveries_due`: pending and not claimed,
+ * decision 58), due, not of a destination or workspace that the
  * claimer excludes ($2, $3: JSON arrays of ids), not of a destination whose circuit is open.
  * The due index holds the destination, so excluded deliveries are passed over in the index.
  */
 function claimableWhere(db: Database): string {
-  return `dl.status = 'pending' AND dl.next_attempt_at <= $1
+  return `dl.lease_owner IS NULL AND dl.next_attempt_at IS NOT NULL AND dl.next_attempt_at <= $1
        AND dl.destination_id NOT IN (${db.textsOfJsonArray("$2")})
        AND d.workspace_id NOT IN (${db.textsOfJsonArray("$3")})
        AND (d.circuit_open_until IS NULL OR d.circuit_open_until <= $1)`;
@@ -67,8 +72,10 @@ interface CandidateRow extends Record<string, unknown> {
  * workspace. The claim reads a window of the oldest candidates and picks from it in order, so
  * that a destination with a backlog cannot fill a claim that others' deliveries are due for.
  *
- * The claim moves `next_attempt_at` to the end of the lease: if the owner dies, the rows are
- * simply due again then (at-least-once delivery). Each claim has a token of its own
+ * The claim moves `next_attempt_at` to the end of the lease and sets `lease_owner`, which takes
+ * the rows out of the due index, and writes the lease's row (`delivery_leases`, decision 58):
+ * if the owner dies, the next claim after the lease's end makes them due again
+ * (`reclaimRanOutLeases`; at-least-once delivery). Each claim has a token of its own
  * (`lease_owner`), so that only this claim can report on the rows, not an earlier claim by the
  * same worker whose lease ran out.
  */
@@ -84,6 +91,7 @@ export async function claimDueDeliveries(
   return db.transaction(
     async (tx) => {
       if (db.indexPlansOnly !== null) await tx.execute(db.indexPlansOnly);
+      await reclaimRanOutLeases(db, tx, now);
       const candidates = await tx.query<CandidateRow>(
         `SELECT dl.seq, dl.destination_id, d.workspace_id, d.circuit_opens
          FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
@@ -95,6 +103,7 @@ export async function claimDueDeliveries(
       if (picked.length === 0) return [];
       const lease = newLease(owner);
       await tx.execute(leaseSql(db), [now + leaseMs, lease, JSON.stringify(picked)]);
+      await tx.execute(insertLeaseSql, [lease, now + leaseMs, JSON.stringify(picked)]);
       return selectClaimed(db, tx, picked, lease);
     },
     { durable: false },
@@ -108,6 +117,66 @@ export async function claimDueDeliveries(
 export function leaseSql(db: Database): string {
   return `UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
          WHERE ${db.inJsonIntegers("seq", "$3")}`;
+}
+
+/** A claim's lease row: `$1` the lease, `$2` its end, `$3` a JSON array of its deliveries' seqs. */
+export const insertLeaseSql =
+  "INSERT INTO delivery_leases (lease, expires_at, seqs) VALUES ($1, $2, $3)";
+
+/** How many leases that ran out one claim gives back before it claims. */
+const ranOutLeasesPerClaim = 64;
+
+/**
+ * Gives back the deliveries of leases that ran out by `now` (their process died, or left them
+ * claimed): each still pending under its lease is waiting again, due at the lease's end, which
+ * its `next_attempt_at` already says. The lease rows are deleted as they are read, skipped
+ * where another claim holds them, so two claims never give back the same lease. Through `tx`,
+ * inside a claim's transaction (decision 58).
+ */
+export async function reclaimRanOutLeases(
+  db: Database,
+  tx: SqlExecutor,
+  now: number,
+): Promise<void> {
+  const ranOut = await tx.query<{ lease: string; seqs: string }>(
+    `DELETE FROM delivery_leases WHERE lease IN
+       (SELECT lease FROM delivery_leases WHERE expires_at <= $1
+        ORDER BY expires_at LIMIT ${ranOutLeasesPerClaim} ${db.claimLockClause("delivery_leases")})
+     RETURNING lease, seqs`,
+    [now],
+  );
+  if (ranOut.length === 0) return;
+  const rows = ranOut.flatMap(({ lease, seqs }) =>
+    (JSON.parse(seqs) as number[]).map((seq): SqlValue[] => [seq, lease]),
+  );
+  const byKey =
+    db.dialect === "postgres"
+      ? "deliveries.seq = ANY (ARRAY(SELECT CAST(seq AS BIGINT) FROM r)) AND"
+      : "";
+  await tx.execute(
+    `WITH r AS (${db.tableOfJsonRows("$1", leasedColumns)})
+     UPDATE deliveries SET lease_owner = NULL FROM r
+     WHERE ${byKey} deliveries.seq = r.seq AND deliveries.lease_owner = r.lease
+       AND deliveries.status = 'pending'`,
+    [JSON.stringify(rows)],
+  );
+}
+
+const leasedColumns: readonly JsonColumn[] = [
+  ["seq", "BIGINT"],
+  ["lease", "TEXT"],
+];
+
+/** Deletes the rows of leases whose every delivery was reported or given back (decision 58). */
+export async function deleteLeases(
+  db: Database,
+  executor: SqlExecutor,
+  leases: readonly string[],
+): Promise<void> {
+  if (leases.length === 0) return;
+  await executor.execute(`DELETE FROM delivery_leases WHERE ${db.inJsonTexts("lease", "$1")}`, [
+    JSON.stringify(leases),
+  ]);
 }
 
 /** How many of the oldest candidates a claim of `total` reads before it picks. */
@@ -291,8 +360,14 @@ export async function finishAttempts(
   db: Database,
   reports: readonly FinishedAttempt[],
   now: number,
-  onFailed?: (tx: SqlExecutor, seqs: readonly number[]) => Promise<void>,
+  options: {
+    /** Told of the deliveries that failed for good, in the same transaction (decision 48). */
+    readonly onFailed?: (tx: SqlExecutor, seqs: readonly number[]) => Promise<void>;
+    /** Leases whose every delivery is reported with this batch: their rows go with it. */
+    readonly endedLeases?: readonly string[];
+  } = {},
 ): Promise<boolean[]> {
+  const { onFailed, endedLeases = [] } = options;
   const rounds = splitIntoRounds(reports);
   // Deliveries that end failed for good, which `onFailed` is told of in the same transaction
   // (decision 48); without it, or without such a report, not one statement more.
@@ -305,12 +380,13 @@ export async function finishAttempts(
   );
   const record = async (executor: SqlExecutor): Promise<boolean[]> => {
     const recorded: boolean[] = reports.map(() => false);
-    for (const round of rounds) {
+    for (const [number, round] of rounds.entries()) {
       const changed = await finishRound(
         db,
         executor,
         round.map((index) => reports[index] as FinishedAttempt),
         now,
+        number === 0 ? endedLeases : [],
       );
       for (const index of round)
         recorded[index] = changed.has((reports[index] as FinishedAttempt).seq);
@@ -370,10 +446,16 @@ export function recordSql(db: Database): { results: string; update: string } {
   // an IN of its own made it read `r` again for each row.
   const byKey =
     db.dialect === "postgres" ? "deliveries.seq = ANY (ARRAY(SELECT seq FROM r)) AND" : "";
+  // A result that ends the delivery leaves its lease and its time as the claim set them, so
+  // that it changes no indexed column and PostgreSQL can rewrite the row on its page (a HOT
+  // update, decision 58); one that schedules a retry puts it back among the waiting.
   const update = `UPDATE deliveries SET status = r.status,
-       next_attempt_at = CASE WHEN deliveries.listen_due_at IS NULL THEN r.next_attempt_at END,
+       next_attempt_at = CASE WHEN deliveries.listen_due_at IS NOT NULL THEN NULL
+                              WHEN r.status = 'pending' THEN r.next_attempt_at
+                              ELSE deliveries.next_attempt_at END,
        listen_due_at = CASE WHEN deliveries.listen_due_at IS NOT NULL THEN r.next_attempt_at END,
-       lease_owner = NULL, last_error = r.last_error, failure_reason = r.failure_reason,
+       lease_owner = CASE WHEN r.status = 'pending' THEN NULL ELSE deliveries.lease_owner END,
+       last_error = r.last_error, failure_reason = r.failure_reason,
        updated_at = $1,
        attempts = deliveries.attempts + r.attempted,
        last_attempt_at = CASE WHEN r.attempted = 1 THEN r.started_at ELSE deliveries.last_attempt_at END,
@@ -394,6 +476,7 @@ async function finishRound(
   executor: SqlExecutor,
   reports: readonly FinishedAttempt[],
   now: number,
+  endedLeases: readonly string[],
 ): Promise<Set<number>> {
   const values = reports.map(({ lease, seq, report: { attempt, result, error } }): SqlValue[] => [
     seq,
@@ -429,9 +512,10 @@ async function finishRound(
              FROM u WHERE attempted = 1 AND (attempts > 1 OR status = 'pending')),
        c AS (${countAttemptsSql(
          `SELECT workspace_id, destination_id, started_at, status_code FROM u WHERE attempted = 1`,
-       )})
+       )}),
+       l AS (DELETE FROM delivery_leases WHERE ${db.inJsonTexts("lease", "$3")})
        SELECT seq FROM u`,
-      [now, JSON.stringify(values)],
+      [now, JSON.stringify(values), JSON.stringify(endedLeases)],
     );
     return new Set(rows.map((row) => Number(row.seq)));
   }
@@ -447,6 +531,7 @@ async function finishRound(
                deliveries.destination_id`,
     [now, JSON.stringify(values)],
   );
+  await deleteLeases(db, executor, endedLeases);
   const recorded = new Map(rows.map((row) => [Number(row.seq), row]));
   const made = reports.filter(({ seq, report }) => report.attempt !== null && recorded.has(seq));
   if (made.length === 0) return new Set(recorded.keys());
@@ -492,8 +577,9 @@ async function finishRound(
 
 /**
  * When a claim with `exclusions` may next find something: the earliest due delivery it could
- * take (from the due index, not a scan), or the earliest end of an open circuit, whichever
- * comes first. A delivery due before its destination's circuit closes counts from then. A
+ * take (from the due index, not a scan), the earliest end of an open circuit, or the earliest
+ * end of a lease (whose deliveries, if any is still unreported, the claim gives back:
+ * decision 58), whichever comes first. A delivery due before its destination's circuit closes counts from then. A
  * listen session's pending delivery has no \`next_attempt_at\` (decision 34): never due here.
  */
 export async function selectNextDueAt(
@@ -504,7 +590,7 @@ export async function selectNextDueAt(
   const [due] = await db.query<{ at: number | string }>(
     `SELECT dl.next_attempt_at AS at
      FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
-     WHERE dl.status = 'pending' AND dl.next_attempt_at IS NOT NULL
+     WHERE dl.lease_owner IS NULL AND dl.next_attempt_at IS NOT NULL
        AND dl.destination_id NOT IN (${db.textsOfJsonArray("$1")})
        AND d.workspace_id NOT IN (${db.textsOfJsonArray("$2")})
        AND (d.circuit_open_until IS NULL OR d.circuit_open_until <= dl.next_attempt_at)
@@ -516,23 +602,15 @@ export async function selectNextDueAt(
      ORDER BY circuit_open_until LIMIT 1`,
     [now],
   );
-  const times = [due, reopens].filter((row) => row !== undefined).map((row) => Number(row.at));
+  const [leaseEnds] = await db.query<{ at: number | string }>(
+    "SELECT expires_at AS at FROM delivery_leases ORDER BY expires_at LIMIT 1",
+  );
+  const times = [due, reopens, leaseEnds]
+    .filter((row) => row !== undefined)
+    .map((row) => Number(row.at));
   return times.length === 0 ? null : new Date(Math.min(...times));
 }
 
-/**
- * The backlog for the metrics, from the partial index of pending deliveries, `deliveries_due`
- * (next_attempt_at, destination_id) WHERE status = 'pending', never the table:
- * - the oldest due is the index's first entry (claimed deliveries sit at their lease's end,
- *   held ones at their circuit's, so the first entry is due now only if it waits for a
- *   worker): one probe. SQLite: `SEARCH deliveries USING COVERING INDEX deliveries_due
- *   (next_attempt_at<?)`; PostgreSQL: `Limit -> Index Only Scan using deliveries_due`.
- * - the count reads that index only: SQLite `SCAN deliveries USING COVERING INDEX
- *   deliveries_due`; PostgreSQL `Aggregate -> Limit -> Index Only Scan using deliveries_due`
- *   (it visits the heap only for pages not yet vacuumed). It grows with the backlog, not with
- *   the table, and stops at `backlogCountLimit` entries (decision 50): a backlog of millions
- *   (a long outage) would otherwise hold SQLite's main thread for a second at each scrape.
- */
 /**
  * The most pending deliveries the backlog counts: reading 100,000 index entries takes SQLite
  * ~10 ms of the main thread; past that the gauge says "at least this many", which is all an
@@ -540,22 +618,49 @@ export async function selectNextDueAt(
  */
 export const backlogCountLimit = 100_000;
 
+/**
+ * The backlog for the metrics, from indexes and the leases, never the table (decision 58):
+ * - the oldest due is the first entry of `deliveries_due` (next_attempt_at, destination_id)
+ *   WHERE lease_owner IS NULL AND next_attempt_at IS NOT NULL, the deliveries waiting for a
+ *   worker (held ones sit at their circuit's end): one probe. SQLite: `SEARCH deliveries USING
+ *   COVERING INDEX deliveries_due (next_attempt_at<?)`; PostgreSQL: `Limit -> Index Only Scan
+ *   using deliveries_due`.
+ * - the count is of three parts: the waiting (that index), a listen session's (its own
+ *   index, `deliveries_listen_due`), and those a worker's claim holds (each lease's
+ *   deliveries still pending under it, found by the primary key). It grows with the backlog,
+ *   not with the table, and stops at `backlogCountLimit` entries (decision 50): a backlog of
+ *   millions (a long outage) would otherwise hold SQLite's main thread for a second at each
+ *   scrape.
+ */
 export async function selectBacklog(
-  db: SqlExecutor,
+  db: Database,
   now: number,
 ): Promise<{ pending: number; oldestDueAt: Date | null }> {
   const [oldest] = await db.query<{ at: number | string }>(
     `SELECT next_attempt_at AS at FROM deliveries
-     WHERE status = 'pending' AND next_attempt_at <= $1
+     WHERE lease_owner IS NULL AND next_attempt_at IS NOT NULL AND next_attempt_at <= $1
      ORDER BY next_attempt_at LIMIT 1`,
     [now],
   );
-  const [count] = await db.query<{ pending: number | string }>(
-    `SELECT COUNT(*) AS pending FROM
-       (SELECT 1 FROM deliveries WHERE status = 'pending' LIMIT ${backlogCountLimit}) p`,
+  const [count] = await db.query<{
+    waiting: number | string;
+    listen: number | string;
+    held: number | string;
+  }>(
+    `SELECT
+       (SELECT COUNT(*) FROM (SELECT 1 FROM deliveries
+          WHERE lease_owner IS NULL AND next_attempt_at IS NOT NULL LIMIT ${backlogCountLimit}) w)
+         AS waiting,
+       (SELECT COUNT(*) FROM (SELECT 1 FROM deliveries
+          WHERE listen_due_at IS NOT NULL LIMIT ${backlogCountLimit}) s) AS listen,
+       (SELECT COUNT(*) FROM delivery_leases l
+          JOIN deliveries dl ON ${db.inJsonIntegers("dl.seq", "l.seqs")}
+          WHERE dl.lease_owner = l.lease AND dl.status = 'pending') AS held`,
   );
+  const pending =
+    Number(count?.waiting ?? 0) + Number(count?.listen ?? 0) + Number(count?.held ?? 0);
   return {
-    pending: Number(count?.pending ?? 0),
+    pending: Math.min(pending, backlogCountLimit),
     oldestDueAt: oldest === undefined ? null : new Date(Number(oldest.at)),
   };
 }

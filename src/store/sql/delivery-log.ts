@@ -209,7 +209,8 @@ export async function selectEvent(
  * A page of the workspace's deliveries, newest first. The SQL names only the filters given,
  * and the status as a literal (one of three, already validated), so that each engine can
  * pick the index that fits: by destination, by workspace, or the partial index of the
- * failed ones (a bound parameter would hide that the filter matches its predicate).
+ * failed ones, whose predicate (`failure_reason IS NOT NULL`) the failed filter names too (a
+ * bound parameter would hide that the filter matches it).
  */
 export async function selectDeliveryPage(
   db: SqlExecutor,
@@ -234,6 +235,8 @@ export async function selectDeliveryPage(
     conditions.push(`dl.event_type = $${values.length}`);
   }
   if (filter.status !== undefined) conditions.push(`dl.status = '${statusLiteral(filter.status)}'`);
+  // The failed ones' indexes name their reason, which only a failed delivery has (decision 58).
+  if (filter.status === "failed") conditions.push("dl.failure_reason IS NOT NULL");
   values.push(page.limit + 1);
   const rows = await db.query<DeliveryRow>(
     `SELECT ${deliveryColumns} FROM deliveries dl WHERE ${conditions.join(" AND ")}
@@ -402,7 +405,8 @@ export async function requeueFailedSince(
       const count = await tx.execute(
         `UPDATE deliveries SET ${requeue}
          WHERE seq IN (SELECT seq FROM deliveries
-                       WHERE destination_id = $2 AND status = 'failed' AND created_at >= $3
+                       WHERE destination_id = $2 AND status = 'failed'
+                         AND failure_reason IS NOT NULL AND created_at >= $3
                        LIMIT ${recoveryChunk})
            AND status = 'failed'`,
         [now, destinationId, since],

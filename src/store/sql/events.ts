@@ -1,6 +1,6 @@
 import type { ClaimedDelivery, NewEvent } from "../../interfaces.ts";
 import type { Database, JsonColumn, SqlExecutor, SqlValue } from "../database.ts";
-import { type ClaimedRow, selectClaimed, toClaimedDelivery } from "./deliveries.ts";
+import { type ClaimedRow, insertLeaseSql, selectClaimed, toClaimedDelivery } from "./deliveries.ts";
 
 /** Deliveries to write already claimed: the first `limit` of the batch, in publish order. */
 export interface PublishLease {
@@ -293,7 +293,11 @@ async function writeInOneStatement(
             ORDER BY position
             RETURNING id),
      ${numberedCte("matched WHERE position NOT IN (SELECT position FROM refused)")},
-     ins AS (${deliveriesInsert})
+     ins AS (${deliveriesInsert}),
+     held AS (INSERT INTO delivery_leases (lease, expires_at, seqs)
+              SELECT CAST($4 AS TEXT), CAST($3 AS BIGINT), CAST(json_agg(seq ORDER BY seq) AS TEXT)
+              FROM ins
+              WHERE lease_owner IS NOT NULL HAVING COUNT(*) > 0)
      SELECT ins.seq, ins.event_id, ins.event_type, ins.attempts, ins.retry_base, ins.lease_owner,
             CASE WHEN ins.lease_owner IS NULL THEN NULL ELSE b.body END AS body,
             b.traceparent,
@@ -353,6 +357,8 @@ async function writeInTransaction(
     .filter((row) => row.lease_owner !== null)
     .map((row) => Number(row.seq))
     .sort((a, b) => a - b);
+  if (lease !== null && leased.length > 0)
+    await tx.execute(insertLeaseSql, [lease.token, lease.until, JSON.stringify(leased)]);
   return { rows, handed: await selectClaimed(db, tx, leased, lease?.token ?? "") };
 }
 
