@@ -38,7 +38,7 @@ CREATE INDEX deliveries_listen_due ON deliveries (destination_id, listen_due_at,
 
 -- Room on each page for a row's next version, so that the result's update stays on it. Pages
 -- filled from now on keep it; existing ones are not rewritten.
-ALTER TABLE deliveries SET (fillfactor = 70);
+ALTER TABLE deliveries SET (fillfactor = 50);
 
 -- During a rolling upgrade, a process of the older release still claims the old way: it sets
 -- `lease_owner` and writes no lease row, and the deliveries it holds when it stops would never
