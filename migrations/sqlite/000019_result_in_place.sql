@@ -14,15 +14,20 @@ CREATE TABLE delivery_leases (
 );
 CREATE INDEX delivery_leases_by_expiry ON delivery_leases (expires_at);
 
--- Deliveries claimed when this runs have no lease row: they are due at their lease's end, as
--- an abandoned claim's are; a report on them from a process of the older release is refused.
-UPDATE deliveries SET lease_owner = NULL
-  WHERE status = 'pending' AND lease_owner IS NOT NULL AND next_attempt_at IS NOT NULL;
+-- Deliveries claimed when this runs get the lease rows of their claims, so that a claim of
+-- this release gives them back at their lease's end, and their worker can still report.
+INSERT INTO delivery_leases (lease, expires_at, seqs)
+  SELECT lease_owner, MAX(next_attempt_at), '[' || group_concat(seq, ',') || ']'
+  FROM deliveries
+  WHERE status = 'pending' AND lease_owner IS NOT NULL AND next_attempt_at IS NOT NULL
+    AND listen_due_at IS NULL
+  GROUP BY lease_owner;
 
 -- The deliveries waiting for a worker: not the claimed ones, nor the ended ones (which keep
--- the lease and the time that their claim set).
+-- the lease and the time that their claim set). `lease_owner`, always NULL here, is in the
+-- key so that SQLite counts the entries from the index alone (its predicate names it).
 DROP INDEX deliveries_due;
-CREATE INDEX deliveries_due ON deliveries (next_attempt_at, destination_id)
+CREATE INDEX deliveries_due ON deliveries (next_attempt_at, destination_id, lease_owner)
   WHERE lease_owner IS NULL AND next_attempt_at IS NOT NULL;
 
 DROP INDEX deliveries_failed_by_destination;

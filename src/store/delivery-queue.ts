@@ -149,13 +149,14 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
   #operations: SqlOperations | null = null;
 
   /**
-   * This process's leases (decision 58), with how many of their deliveries are not yet
-   * reported or given back. A lease whose count reaches 0 has its row deleted: by the
-   * statement that records its last result, or after its last deliveries are given back;
-   * one left with deliveries unreported (the worker stopped, or left them to their
-   * lease) waits for its end, and a claim's sweep.
+   * This process's leases (decision 58): the deliveries of each not yet reported or given
+   * back, and when it ends. A lease with none left has its row deleted: by the statement that
+   * records its last results, or after its last deliveries are given back. Only what was
+   * written counts: a batch that fails changes nothing here, and its reports, tried again,
+   * count then. A lease left with deliveries unreported (the worker stopped, or left them to
+   * their lease) waits for its end, and a claim's sweep; it is forgotten here once it ends.
    */
-  readonly #held = new Map<string, number>();
+  readonly #held = new Map<string, { readonly seqs: Set<number>; readonly endsAt: number }>();
 
   constructor(db: Database, clock: Clock) {
     super(db, clock);
@@ -176,15 +177,20 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
   async #finishBatch(reports: readonly FinishedAttempt[]): Promise<boolean[]> {
     const operations = this.#operationsOn();
     const endedLeases = this.#endedBy(reports);
-    if (operations === null) return finishAttempts(this.db, reports, this.now(), { endedLeases });
     const outcome = { told: false };
     const recorded = await finishAttempts(this.db, reports, this.now(), {
       endedLeases,
-      onFailed: async (tx, seqs) => {
-        outcome.told = await this.#tellFailedDeliveries(operations, tx, seqs);
-      },
+      onFailed:
+        operations === null
+          ? undefined
+          : async (tx, seqs) => {
+              outcome.told = await this.#tellFailedDeliveries(operations, tx, seqs);
+            },
     });
-    if (outcome.told) operations.published();
+    if (outcome.told) operations?.published();
+    // Recorded, or refused because the lease no longer holds the delivery: not this lease's
+    // any more either way.
+    for (const { lease, seq } of reports) this.#settle(lease, [seq]);
     return recorded;
   }
 
@@ -276,7 +282,12 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
       taker?.take(reserved, []);
       throw error;
     }
-    if (lease !== null) this.#hold(lease.token, published.handed.length);
+    if (lease !== null)
+      this.#hold(
+        lease.token,
+        published.handed.map((delivery) => delivery.seq),
+        lease.until,
+      );
     taker?.take(reserved, published.handed);
     const total = published.queued.reduce<number>((sum, count) => sum + (count ?? 0), 0);
     if (total > published.handed.length) this.announceQueued();
@@ -290,9 +301,15 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
     room: ClaimRoom,
     leaseMs: number,
   ): Promise<ClaimedDelivery[]> {
-    const claimed = await claimDueDeliveries(this.db, owner, room, this.now(), leaseMs);
+    const now = this.now();
+    const claimed = await claimDueDeliveries(this.db, owner, room, now, leaseMs);
     const [first] = claimed;
-    if (first !== undefined) this.#hold(first.lease, claimed.length);
+    if (first !== undefined)
+      this.#hold(
+        first.lease,
+        claimed.map((delivery) => delivery.seq),
+        now + leaseMs,
+      );
     return claimed;
   }
 
@@ -300,30 +317,31 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
     return this.#results.add({ lease, seq, report });
   }
 
-  #hold(lease: string, deliveries: number): void {
-    if (deliveries > 0) this.#held.set(lease, deliveries);
+  #hold(lease: string, seqs: readonly number[], endsAt: number): void {
+    const now = this.now();
+    for (const [held, { endsAt: ends }] of this.#held) if (ends <= now) this.#held.delete(held);
+    if (seqs.length > 0) this.#held.set(lease, { seqs: new Set(seqs), endsAt });
   }
 
-  /**
-   * `deliveries` of `lease` are reported or given back; true when that was the last of them
-   * (its row can go).
-   */
-  #settle(lease: string, deliveries: number): boolean {
-    const left = this.#held.get(lease);
-    if (left === undefined) return false;
-    if (left > deliveries) {
-      this.#held.set(lease, left - deliveries);
-      return false;
-    }
+  /** `seqs` of `lease` were reported or given back; true when none of it is left. */
+  #settle(lease: string, seqs: readonly number[]): boolean {
+    const held = this.#held.get(lease);
+    if (held === undefined) return false;
+    for (const seq of seqs) held.seqs.delete(seq);
+    if (held.seqs.size > 0) return false;
     this.#held.delete(lease);
     return true;
   }
 
-  /** The leases whose last deliveries a batch of results reports: deleted by its statement. */
+  /** The leases whose every delivery still held a batch of results reports (changes nothing). */
   #endedBy(reports: readonly FinishedAttempt[]): string[] {
-    // Reported, whether recorded or refused because the lease no longer holds the delivery:
-    // not this lease's any more either way. If the batch fails, the rows wait for their end.
-    return reports.flatMap(({ lease }) => (this.#settle(lease, 1) ? [lease] : []));
+    const reported = new Map<string, Set<number>>();
+    for (const { lease, seq } of reports)
+      reported.set(lease, (reported.get(lease) ?? new Set()).add(seq));
+    return [...reported].flatMap(([lease, seqs]) => {
+      const held = this.#held.get(lease);
+      return held !== undefined && [...held.seqs].every((seq) => seqs.has(seq)) ? [lease] : [];
+    });
   }
 
   nextDueAt(exclusions?: ClaimExclusions): Promise<Date | null> {
@@ -354,7 +372,7 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
   ): Promise<void> {
     await releaseDeliveries(this.db, lease, seqs, dueAt?.getTime() ?? this.now());
     // Its last deliveries given back, its row goes (if this fails, it waits for its end).
-    if (this.#settle(lease, seqs.length)) await deleteLeases(this.db, this.db, [lease]);
+    if (this.#settle(lease, seqs)) await deleteLeases(this.db, this.db, [lease]);
   }
 
   async closeCircuit(destinationId: string): Promise<void> {

@@ -10,6 +10,7 @@ import type {
   Store,
 } from "../../src/interfaces.ts";
 import { deliveryId } from "../../src/crypto/tokens.ts";
+import { AppError } from "../../src/errors.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { queryTestDatabase, testDatabaseLocation } from "../support/database.ts";
 import { manualClock } from "../support/clock.ts";
@@ -318,6 +319,66 @@ describe("the delivery queue in the store", () => {
       [retried.seq],
     );
   });
+
+  /** Makes the queue's next statement or transaction fail with `error`, once. */
+  const failNextWrite = (error: Error): void => {
+    const queue = store.queue as unknown as { db: object };
+    const real = queue.db;
+    queue.db = new Proxy(real, {
+      get(target, name) {
+        const value = Reflect.get(target, name) as unknown;
+        if (typeof value !== "function") return value;
+        if (name !== "query" && name !== "transaction") {
+          return (value as (...args: unknown[]) => unknown).bind(target);
+        }
+        return () => {
+          queue.db = real;
+          return Promise.reject(error);
+        };
+      },
+    });
+  };
+
+  for (const [kind, error, retried] of [
+    ["tried again", new AppError("service_unavailable", "the database is away"), true],
+    ["given up", new Error("deadlock detected"), false],
+  ] as const) {
+    it(`keeps a lease's row while a report that failed to be written (${kind}) is outstanding`, async () => {
+      await destination(["*"]);
+      await publish("job.completed");
+      await publish("job.completed");
+      const [first, second] = (await claimUpTo(store, "w1", 10, 5000)) as [
+        ClaimedDelivery,
+        ClaimedDelivery,
+      ];
+      failNextWrite(error);
+      await assert.rejects(
+        store.queue.finishAttempt(first.lease, first.seq, attempted(200, { status: "delivered" })),
+      );
+      if (retried) {
+        const again = await store.queue.finishAttempt(
+          first.lease,
+          first.seq,
+          attempted(200, { status: "delivered" }),
+        );
+        assert.equal(again, true);
+      } else {
+        await store.queue.finishAttempt(
+          second.lease,
+          second.seq,
+          attempted(200, { status: "delivered" }),
+        );
+      }
+      assert.equal((await leaseRows()).size, 1, "one delivery of the claim is still out");
+      clock.advance(5000);
+      const back = await claimUpTo(store, "w2", 10, 5000);
+      assert.deepEqual(
+        back.map((item) => item.seq),
+        [retried ? second.seq : first.seq],
+        "the one never written is given back at the lease's end",
+      );
+    });
+  }
 
   it("claims at most the limit, oldest due first, and nothing that is not yet due", async () => {
     await destination(["*"]);

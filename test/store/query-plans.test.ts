@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import type { Database } from "../../src/store/database.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
-import { lastDeliverySql } from "../../src/store/sql/deliveries.ts";
+import { backlogCountSql, heldCountSql, lastDeliverySql } from "../../src/store/sql/deliveries.ts";
 import { testDatabaseLocation } from "../support/database.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -77,5 +77,31 @@ describe("query plans of the reads made on every request", () => {
     assert.doesNotMatch(text, /TEMP B-TREE|"Node Type":"Sort"/, text);
     const rowsOf = await db.query(lastDeliverySql, ["dst_q", "ws_p"]);
     assert.equal(rowsOf.length, 1);
+  });
+
+  it("the backlog's count (at each scrape): the indexes of the waiting and of listen sessions alone", async () => {
+    const text = await plan(backlogCountSql(), []);
+    if (db.dialect === "sqlite") {
+      // A covering index: the count reads no row of the table (decision 58).
+      assert.match(text, /(SCAN|SEARCH) deliveries USING COVERING INDEX deliveries_due\b/, text);
+      assert.match(text, /SCAN deliveries USING COVERING INDEX deliveries_listen_due/, text);
+    } else {
+      assert.match(text, /"Index Name":"deliveries_due"/, text);
+      assert.match(text, /"Index Name":"deliveries_listen_due"/, text);
+    }
+    // The claims' share: each lease's deliveries by the primary key.
+    const held = await plan(heldCountSql(db), [
+      JSON.stringify([
+        [3, "l"],
+        [7, "l"],
+      ]),
+    ]);
+    assert.match(
+      held,
+      db.dialect === "sqlite"
+        ? /SEARCH dl USING INTEGER PRIMARY KEY/
+        : /"Index Name":"deliveries_pkey"/,
+      held,
+    );
   });
 });
