@@ -103,7 +103,9 @@ export async function claimDueDeliveries(
       if (picked.length === 0) return [];
       const lease = newLease(owner);
       await tx.execute(leaseSql(db), [now + leaseMs, lease, JSON.stringify(picked)]);
-      await tx.execute(insertLeaseSql, [lease, now + leaseMs, JSON.stringify(picked)]);
+      if (!db.writesInCtes) {
+        await tx.execute(insertLeaseSql, [lease, now + leaseMs, JSON.stringify(picked)]);
+      }
       return selectClaimed(db, tx, picked, lease);
     },
     { durable: false },
@@ -111,11 +113,17 @@ export async function claimDueDeliveries(
 }
 
 /**
- * The claim's UPDATE: the rows of `$3` (a JSON array of `seq`s) leased to `$2` until `$1`.
+ * The claim's UPDATE: the rows of `$3` (a JSON array of `seq`s) leased to `$2` until `$1`,
+ * with the lease's row on PostgreSQL.
  * Found by the primary key whatever the table's size and statistics (decision 56).
  */
 export function leaseSql(db: Database): string {
-  return `UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
+  // PostgreSQL writes the lease's row in the same statement (decision 58); SQLite, which
+  // cannot write in a CTE, runs `insertLeaseSql` after it.
+  const leaseRow = db.writesInCtes
+    ? "WITH l AS (INSERT INTO delivery_leases (lease, expires_at, seqs) VALUES ($2, $1, $3)) "
+    : "";
+  return `${leaseRow}UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
          WHERE ${db.inJsonIntegers("seq", "$3")}`;
 }
 
