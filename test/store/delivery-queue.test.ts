@@ -205,6 +205,21 @@ describe("the delivery queue in the store", () => {
     return row?.status;
   };
 
+  /** Reports on `delivery` under its claim: delivered (a 200), or as `result` says after a 503. */
+  const report = (
+    delivery: ClaimedDelivery,
+    result: AttemptReport["result"] = { status: "delivered" },
+  ): Promise<boolean> =>
+    store.queue.finishAttempt(
+      delivery.lease,
+      delivery.seq,
+      attempted(result.status === "delivered" ? 200 : 503, result),
+    );
+  const retryIn = (ms: number): AttemptReport["result"] => ({
+    status: "pending",
+    nextAttemptAt: new Date(clock.now().getTime() + ms),
+  });
+
   it("keeps a claim's lease as a row until every delivery of it is reported or given back", async () => {
     await destination(["*"]);
     for (let published = 0; published < 3; published += 1) await publish("job.completed");
@@ -223,19 +238,8 @@ describe("the delivery queue in the store", () => {
         ],
       ]),
     );
-    await store.queue.finishAttempt(
-      first.lease,
-      first.seq,
-      attempted(200, { status: "delivered" }),
-    );
-    await store.queue.finishAttempt(
-      second.lease,
-      second.seq,
-      attempted(503, {
-        status: "pending",
-        nextAttemptAt: new Date(clock.now().getTime() + 60_000),
-      }),
-    );
+    await report(first);
+    await report(second, retryIn(60_000));
     assert.equal((await leaseRows()).size, 1, "one delivery of it is still out");
     assert.equal(
       (await store.queue.nextDueAt())?.getTime(),
@@ -262,24 +266,9 @@ describe("the delivery queue in the store", () => {
       ClaimedDelivery,
       ClaimedDelivery,
     ];
-    await store.queue.finishAttempt(
-      delivered.lease,
-      delivered.seq,
-      attempted(200, { status: "delivered" }),
-    );
-    await store.queue.finishAttempt(
-      failed.lease,
-      failed.seq,
-      attempted(410, { status: "failed", reason: "destination_refused" }),
-    );
-    await store.queue.finishAttempt(
-      retried.lease,
-      retried.seq,
-      attempted(503, {
-        status: "pending",
-        nextAttemptAt: new Date(clock.now().getTime() + 60_000),
-      }),
-    );
+    await report(delivered);
+    await report(failed, { status: "failed", reason: "destination_refused" });
+    await report(retried, retryIn(60_000));
     assert.equal((await store.queue.backlog()).pending, 2, "the retry and the one still claimed");
     assert.deepEqual(await claimUpTo(store, "w2", 10, 5000), [], "before the lease's end: nothing");
     clock.advance(5000);
@@ -296,21 +285,9 @@ describe("the delivery queue in the store", () => {
       [again[0]?.lease],
       "the old lease's row is gone",
     );
-    assert.equal(
-      await store.queue.finishAttempt(
-        lost.lease,
-        lost.seq,
-        attempted(200, { status: "delivered" }),
-      ),
-      false,
-      "the lost lease's late report does not count",
-    );
+    assert.equal(await report(lost), false, "the lost lease's late report does not count");
     const [retaken] = again as [ClaimedDelivery];
-    await store.queue.finishAttempt(
-      retaken.lease,
-      retaken.seq,
-      attempted(200, { status: "delivered" }),
-    );
+    await report(retaken);
     assert.deepEqual(await leaseRows(), new Map(), "every lease reported: no row left");
     clock.advance(60_000);
     const retry = await claimUpTo(store, "w3", 10, 5000);
@@ -356,18 +333,10 @@ describe("the delivery queue in the store", () => {
         store.queue.finishAttempt(first.lease, first.seq, attempted(200, { status: "delivered" })),
       );
       if (retried) {
-        const again = await store.queue.finishAttempt(
-          first.lease,
-          first.seq,
-          attempted(200, { status: "delivered" }),
-        );
+        const again = await report(first);
         assert.equal(again, true);
       } else {
-        await store.queue.finishAttempt(
-          second.lease,
-          second.seq,
-          attempted(200, { status: "delivered" }),
-        );
+        await report(second);
       }
       assert.equal((await leaseRows()).size, 1, "one delivery of the claim is still out");
       clock.advance(5000);
