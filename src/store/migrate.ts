@@ -51,16 +51,23 @@ export async function knownMigrationVersions(dialect: Database["dialect"]): Prom
  * start at once). Migrations are append-only: a landed file is never edited.
  * Returns the versions applied.
  */
-export async function migrate(db: Database): Promise<number[]> {
-  return db.withMigrationLock(() => applyMigrations(db));
+export async function migrate(
+  db: Database,
+  options: {
+    /** The last version to apply (the tests of a migration over rows of the schema before it). */
+    readonly upTo?: number;
+  } = {},
+): Promise<number[]> {
+  return db.withMigrationLock(() => applyMigrations(db, options.upTo ?? Infinity));
 }
 
-async function applyMigrations(db: Database): Promise<number[]> {
+async function applyMigrations(db: Database, upTo: number): Promise<number[]> {
   await db.executeScript(
     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
   );
   const applied: number[] = [];
   for (const migration of await readMigrations(db.dialect)) {
+    if (migration.version > upTo) break;
     const done = await db.transaction(async (tx) => {
       // Checked inside the transaction: another process may have applied it meanwhile.
       const rows = await tx.query("SELECT 1 FROM schema_migrations WHERE version = $1", [
