@@ -338,9 +338,13 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
     const reported = new Map<string, Set<number>>();
     for (const { lease, seq } of reports)
       reported.set(lease, (reported.get(lease) ?? new Set()).add(seq));
+    // Counted over the batch's seqs, not the lease's: a lease of 2,048 is reported in many batches.
     return [...reported].flatMap(([lease, seqs]) => {
       const held = this.#held.get(lease);
-      return held !== undefined && [...held.seqs].every((seq) => seqs.has(seq)) ? [lease] : [];
+      if (held === undefined) return [];
+      let reportedHeld = 0;
+      for (const seq of seqs) if (held.seqs.has(seq)) reportedHeld += 1;
+      return reportedHeld === held.seqs.size ? [lease] : [];
     });
   }
 

@@ -154,19 +154,21 @@ export async function reclaimRanOutLeases(
     [now],
   );
   if (ranOut.length === 0) return;
-  const rows = ranOut.flatMap(({ lease, seqs }) =>
-    (JSON.parse(seqs) as number[]).map((seq): SqlValue[] => [seq, lease]),
-  );
-  const byKey =
-    db.dialect === "postgres"
-      ? "deliveries.seq = ANY (ARRAY(SELECT CAST(seq AS BIGINT) FROM r)) AND"
-      : "";
   await tx.execute(
     `WITH r AS (${db.tableOfJsonRows("$1", leasedColumns)})
      UPDATE deliveries SET lease_owner = NULL FROM r
-     WHERE ${byKey} deliveries.seq = r.seq AND deliveries.lease_owner = r.lease
-       AND deliveries.status = 'pending'`,
-    [JSON.stringify(rows)],
+     WHERE ${byPrimaryKeyOf(db, "deliveries")} deliveries.seq = r.seq
+       AND deliveries.lease_owner = r.lease AND deliveries.status = 'pending'`,
+    [leasedRows(ranOut)],
+  );
+}
+
+/** The deliveries of lease rows, as rows of `leasedColumns` (a JSON parameter). */
+function leasedRows(leases: readonly { lease: string; seqs: string }[]): string {
+  return JSON.stringify(
+    leases.flatMap(({ lease, seqs }) =>
+      (JSON.parse(seqs) as number[]).map((seq): SqlValue[] => [seq, lease]),
+    ),
   );
 }
 
@@ -174,6 +176,16 @@ const leasedColumns: readonly JsonColumn[] = [
   ["seq", "BIGINT"],
   ["lease", "TEXT"],
 ];
+
+/**
+ * PostgreSQL: the condition that finds `table`'s rows joined to the CTE `r` by the primary key,
+ * as an index condition on an array of `r`'s seqs (decision 53: the generic plan made without
+ * statistics otherwise joined a whole index by hash); SQLite drives the join from `r` through
+ * the key already. Ends with AND, or is empty.
+ */
+function byPrimaryKeyOf(db: Database, table: string): string {
+  return db.dialect === "postgres" ? `${table}.seq = ANY (ARRAY(SELECT seq FROM r)) AND` : "";
+}
 
 /** Deletes the rows of leases whose every delivery was reported or given back (decision 58). */
 export async function deleteLeases(
@@ -452,8 +464,7 @@ export function recordSql(db: Database): { results: string; update: string } {
   // the predicate of deliveries_due: the generic plan made without statistics read that whole
   // index and joined it by hash. SQLite drives the join from `r` through the key already, and
   // an IN of its own made it read `r` again for each row.
-  const byKey =
-    db.dialect === "postgres" ? "deliveries.seq = ANY (ARRAY(SELECT seq FROM r)) AND" : "";
+  const byKey = byPrimaryKeyOf(db, "deliveries");
   // A result that ends the delivery leaves its lease and its time as the claim set them, so
   // that it changes no indexed column and PostgreSQL can rewrite the row on its page (a HOT
   // update, decision 58); one that schedules a retry puts it back among the waiting.
@@ -590,8 +601,9 @@ async function finishRound(
  * When a claim with `exclusions` may next find something: the earliest due delivery it could
  * take (from the due index, not a scan), the earliest end of an open circuit, or the earliest
  * end of a lease (whose deliveries, if any is still unreported, the claim gives back:
- * decision 58), whichever comes first. A delivery due before its destination's circuit closes counts from then. A
- * listen session's pending delivery has no \`next_attempt_at\` (decision 34): never due here.
+ * decision 58), whichever comes first. A delivery due before its destination's circuit closes
+ * counts from then. A listen session's pending delivery has no \`next_attempt_at\` (decision
+ * 34): never due here.
  */
 export async function selectNextDueAt(
   db: Database,
@@ -629,21 +641,6 @@ export async function selectNextDueAt(
  */
 export const backlogCountLimit = 100_000;
 
-/**
- * The backlog for the metrics, from indexes and the leases, never the table (decision 58):
- * - the oldest due is the first entry of `deliveries_due` (next_attempt_at, destination_id,
- *   lease_owner)
- *   WHERE lease_owner IS NULL AND next_attempt_at IS NOT NULL, the deliveries waiting for a
- *   worker (held ones sit at their circuit's end): one probe. SQLite: `SEARCH deliveries USING
- *   COVERING INDEX deliveries_due (next_attempt_at<?)`; PostgreSQL: `Limit -> Index Only Scan
- *   using deliveries_due`.
- * - the count is of three parts: the waiting (that index), a listen session's (its own
- *   index, `deliveries_listen_due`), and those a worker's claim holds (each lease's
- *   deliveries still pending under it, found by the primary key). It grows with the backlog,
- *   not with the table, and stops at `backlogCountLimit` entries (decision 50): a backlog of
- *   millions (a long outage) would otherwise hold SQLite's main thread for a second at each
- *   scrape.
- */
 /** The backlog's count in three parts (see `selectBacklog`); exported for the test of its plans. */
 export function backlogCountSql(): string {
   return `SELECT
@@ -659,12 +656,25 @@ export function backlogCountSql(): string {
  * still pending under it, found by the primary key; exported for the test of its plan.
  */
 export function heldCountSql(db: Database): string {
-  const byKey = db.dialect === "postgres" ? "dl.seq = ANY (ARRAY(SELECT seq FROM r)) AND" : "";
   return `WITH r AS (${db.tableOfJsonRows("$1", leasedColumns)})
      SELECT COUNT(*) AS held FROM r JOIN deliveries dl ON dl.seq = r.seq
-     WHERE ${byKey} dl.lease_owner = r.lease AND dl.status = 'pending'`;
+     WHERE ${byPrimaryKeyOf(db, "dl")} dl.lease_owner = r.lease AND dl.status = 'pending'`;
 }
 
+/**
+ * The backlog for the metrics, from indexes and the leases, never the table (decision 58):
+ * - the oldest due is the first entry of `deliveries_due` (next_attempt_at, destination_id,
+ *   lease_owner) WHERE lease_owner IS NULL AND next_attempt_at IS NOT NULL, the deliveries
+ *   waiting for a worker (held ones sit at their circuit's end): one probe. SQLite: `SEARCH deliveries USING
+ *   COVERING INDEX deliveries_due (next_attempt_at<?)`; PostgreSQL: `Limit -> Index Only Scan
+ *   using deliveries_due`.
+ * - the count is of three parts: the waiting (that index), a listen session's (its own
+ *   index, `deliveries_listen_due`), and those a worker's claim holds (each lease's
+ *   deliveries still pending under it, found by the primary key). It grows with the backlog,
+ *   not with the table, and stops at `backlogCountLimit` entries (decision 50): a backlog of
+ *   millions (a long outage) would otherwise hold SQLite's main thread for a second at each
+ *   scrape.
+ */
 export async function selectBacklog(
   db: Database,
   now: number,
@@ -681,13 +691,10 @@ export async function selectBacklog(
   const leases = await db.query<{ lease: string; seqs: string }>(
     "SELECT lease, seqs FROM delivery_leases",
   );
-  const leased = leases.flatMap(({ lease, seqs }) =>
-    (JSON.parse(seqs) as number[]).map((seq): SqlValue[] => [seq, lease]),
-  );
   const [held] =
-    leased.length === 0
+    leases.length === 0
       ? []
-      : await db.query<{ held: number | string }>(heldCountSql(db), [JSON.stringify(leased)]);
+      : await db.query<{ held: number | string }>(heldCountSql(db), [leasedRows(leases)]);
   const pending =
     Number(count?.waiting ?? 0) + Number(count?.listen ?? 0) + Number(held?.held ?? 0);
   return {
