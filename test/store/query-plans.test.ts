@@ -5,6 +5,7 @@ import type { Database } from "../../src/store/database.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
 import { backlogCountSql, heldCountSql, lastDeliverySql } from "../../src/store/sql/deliveries.ts";
+import { deliveryPageQuery } from "../../src/store/sql/delivery-log.ts";
 import { testDatabaseLocation } from "../support/database.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -77,6 +78,18 @@ describe("query plans of the reads made on every request", () => {
     assert.doesNotMatch(text, /TEMP B-TREE|"Node Type":"Sort"/, text);
     const rowsOf = await db.query(lastDeliverySql, ["dst_q", "ws_p"]);
     assert.equal(rowsOf.length, 1);
+  });
+
+  it("the failed deliveries' lists (the log's failed filter): a partial index of the failed", async () => {
+    // Either of the two: each holds the failed ones alone, whatever else the table holds.
+    for (const filter of [
+      { status: "failed" },
+      { status: "failed", destinationId: "dst_q" },
+    ] as const) {
+      const query = deliveryPageQuery("ws_p", filter, { limit: 50, cursor: null });
+      const text = await plan(query.sql, query.values as (string | number)[]);
+      assert.match(text, /deliveries_failed_by_(workspace|destination)/, text);
+    }
   });
 
   it("the backlog's count (at each scrape): the indexes of the waiting and of listen sessions alone", async () => {

@@ -219,6 +219,17 @@ export async function selectDeliveryPage(
   page: { limit: number; cursor: string | null },
   now: number,
 ): Promise<Page<DeliveryRecord>> {
+  const { sql, values } = deliveryPageQuery(workspaceId, filter, page);
+  const rows = await db.query<DeliveryRow>(sql, values);
+  return pageOf(rows, page.limit, (row) => toDeliveryRecord(row, now));
+}
+
+/** The statement of `selectDeliveryPage`, with its values; exported for the test of its plans. */
+export function deliveryPageQuery(
+  workspaceId: string,
+  filter: DeliveryFilter,
+  page: { limit: number; cursor: string | null },
+): { sql: string; values: SqlValue[] } {
   const range = timeRange("dl", 2, filter, page.cursor);
   const values: SqlValue[] = [workspaceId, ...range.values];
   const conditions = [`dl.workspace_id = $1`, range.sql];
@@ -238,12 +249,11 @@ export async function selectDeliveryPage(
   // The failed ones' indexes name their reason, which only a failed delivery has (decision 58).
   if (filter.status === "failed") conditions.push("dl.failure_reason IS NOT NULL");
   values.push(page.limit + 1);
-  const rows = await db.query<DeliveryRow>(
-    `SELECT ${deliveryColumns} FROM deliveries dl WHERE ${conditions.join(" AND ")}
+  return {
+    sql: `SELECT ${deliveryColumns} FROM deliveries dl WHERE ${conditions.join(" AND ")}
      ORDER BY dl.created_at DESC, dl.seq DESC LIMIT $${values.length}`,
     values,
-  );
-  return pageOf(rows, page.limit, (row) => toDeliveryRecord(row, now));
+  };
 }
 
 function statusLiteral(status: DeliveryStatus): DeliveryStatus {
