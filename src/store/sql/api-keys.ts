@@ -1,5 +1,5 @@
 import type { ApiKey, KeyScope, NewApiKey, Page } from "../../interfaces.ts";
-import type { Database, SqlExecutor } from "../database.ts";
+import { perDatabase, type Database, type SqlExecutor } from "../database.ts";
 import { decodeIdCursor, idPageOf } from "./cursor.ts";
 import { toDate, toNullableDate } from "./rows.ts";
 
@@ -55,14 +55,17 @@ export async function selectActiveApiKeysByHash(
   db: Database,
   tokenHashes: readonly string[],
 ): Promise<(ApiKey | null)[]> {
-  const rows = await db.query<ApiKeyRow & { token_hash: string }>(
-    `SELECT token_hash, ${columns} FROM api_keys
-     WHERE token_hash IN (${db.textsOfJsonArray("$1")}) AND revoked_at IS NULL`,
-    [JSON.stringify(tokenHashes)],
-  );
+  const rows = await db.query<ApiKeyRow & { token_hash: string }>(activeByHashSql(db), [
+    JSON.stringify(tokenHashes),
+  ]);
   const byHash = new Map(rows.map((row) => [row.token_hash, toApiKey(row)]));
   return tokenHashes.map((hash) => byHash.get(hash) ?? null);
 }
+
+const activeByHashSql = perDatabase(
+  (db) => `SELECT token_hash, ${columns} FROM api_keys
+     WHERE token_hash IN (${db.textsOfJsonArray("$1")}) AND revoked_at IS NULL`,
+);
 
 /** Keeps the time of the first revocation when revoked again. */
 export async function revokeApiKey(db: SqlExecutor, id: string, now: number): Promise<boolean> {

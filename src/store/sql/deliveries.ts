@@ -10,9 +10,21 @@ import type {
   FailureReason,
   LastDelivery,
 } from "../../interfaces.ts";
-import type { Database, JsonColumn, SqlExecutor, SqlValue } from "../database.ts";
+import {
+  perDatabase,
+  type Database,
+  type JsonColumn,
+  type SqlExecutor,
+  type SqlValue,
+} from "../database.ts";
 import { toCircuitState } from "./circuits.ts";
-import { countAttemptsSql } from "./count-attempts.ts";
+import {
+  addHourlyCountsSql,
+  countAttemptsSql,
+  hourlyCountColumns,
+  hourlyCounts,
+  type CountedAttempt,
+} from "./count-attempts.ts";
 import { toBoolean, toNullableDate } from "./rows.ts";
 
 export interface ClaimedRow extends Record<string, unknown> {
@@ -92,13 +104,11 @@ export async function claimDueDeliveries(
     async (tx) => {
       if (db.indexPlansOnly !== null) await tx.execute(db.indexPlansOnly);
       await reclaimRanOutLeases(db, tx, now);
-      const candidates = await tx.query<CandidateRow>(
-        `SELECT dl.seq, dl.destination_id, d.workspace_id, d.circuit_opens
-         FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
-         WHERE ${claimableWhere(db)}
-         ORDER BY dl.next_attempt_at LIMIT $4 ${db.claimLockClause("dl")}`,
-        [now, ...exclusionValues(room.exclusions), claimWindow(room.total)],
-      );
+      const candidates = await tx.query<CandidateRow>(candidatesSql(db), [
+        now,
+        ...exclusionValues(room.exclusions),
+        claimWindow(room.total),
+      ]);
       const picked = pickWithinRoom(candidates, room);
       if (picked.length === 0) return [];
       const lease = newLease(owner);
@@ -112,12 +122,20 @@ export async function claimDueDeliveries(
   );
 }
 
+/** The oldest claimable deliveries, `$4` at most, locked on PostgreSQL (`claimableWhere`). */
+const candidatesSql = perDatabase(
+  (db) => `SELECT dl.seq, dl.destination_id, d.workspace_id, d.circuit_opens
+     FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
+     WHERE ${claimableWhere(db)}
+     ORDER BY dl.next_attempt_at LIMIT $4 ${db.claimLockClause("dl")}`,
+);
+
 /**
  * The claim's UPDATE: the rows of `$3` (a JSON array of `seq`s) leased to `$2` until `$1`,
  * with the lease's row on PostgreSQL.
  * Found by the primary key whatever the table's size and statistics (decision 56).
  */
-export function leaseSql(db: Database): string {
+export const leaseSql = perDatabase((db): string => {
   // PostgreSQL writes the lease's row in the same statement (decision 58); SQLite, which
   // cannot write in a CTE, runs `insertLeaseSql` after it.
   const leaseRow = db.writesInCtes
@@ -125,7 +143,7 @@ export function leaseSql(db: Database): string {
     : "";
   return `${leaseRow}UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
          WHERE ${db.inJsonIntegers("seq", "$3")}`;
-}
+});
 
 /** A claim's lease row: `$1` the lease, `$2` its end, `$3` a JSON array of its deliveries' seqs. */
 export const insertLeaseSql =
@@ -146,22 +164,26 @@ export async function reclaimRanOutLeases(
   tx: SqlExecutor,
   now: number,
 ): Promise<void> {
-  const ranOut = await tx.query<{ lease: string; seqs: string }>(
-    `DELETE FROM delivery_leases WHERE lease IN
+  const ranOut = await tx.query<{ lease: string; seqs: string }>(ranOutLeasesSql(db), [now]);
+  if (ranOut.length === 0) return;
+  await tx.execute(givenBackSql(db), [leasedRows(ranOut)]);
+}
+
+/** The rows of leases that ran out by `$1`, deleted as they are read (`reclaimRanOutLeases`). */
+const ranOutLeasesSql = perDatabase(
+  (db) => `DELETE FROM delivery_leases WHERE lease IN
        (SELECT lease FROM delivery_leases WHERE expires_at <= $1
         ORDER BY expires_at LIMIT ${ranOutLeasesPerClaim} ${db.claimLockClause("delivery_leases")})
      RETURNING lease, seqs`,
-    [now],
-  );
-  if (ranOut.length === 0) return;
-  await tx.execute(
-    `WITH r AS (${db.tableOfJsonRows("$1", leasedColumns)})
+);
+
+/** The deliveries of `$1` (rows of `leasedColumns`) still pending under their lease, given back. */
+const givenBackSql = perDatabase(
+  (db) => `WITH r AS (${db.tableOfJsonRows("$1", leasedColumns)})
      UPDATE deliveries SET lease_owner = NULL FROM r
      WHERE ${byPrimaryKeyOf(db, "deliveries")} deliveries.seq = r.seq
        AND deliveries.lease_owner = r.lease AND deliveries.status = 'pending'`,
-    [leasedRows(ranOut)],
-  );
-}
+);
 
 /** The deliveries of lease rows, as rows of `leasedColumns` (a JSON parameter). */
 function leasedRows(leases: readonly { lease: string; seqs: string }[]): string {
@@ -194,10 +216,12 @@ export async function deleteLeases(
   leases: readonly string[],
 ): Promise<void> {
   if (leases.length === 0) return;
-  await executor.execute(`DELETE FROM delivery_leases WHERE ${db.inJsonTexts("lease", "$1")}`, [
-    JSON.stringify(leases),
-  ]);
+  await executor.execute(deleteLeasesSql(db), [JSON.stringify(leases)]);
 }
+
+const deleteLeasesSql = perDatabase(
+  (db) => `DELETE FROM delivery_leases WHERE ${db.inJsonTexts("lease", "$1")}`,
+);
 
 /** How many of the oldest candidates a claim of `total` reads before it picks. */
 function claimWindow(total: number): number {
@@ -256,16 +280,16 @@ export async function selectClaimed(
  * What a worker needs of the deliveries of `$1` (a JSON array of `seq`s), by `seq`, with their
  * events and destinations; found by the primary key whatever the table's size (decision 56).
  */
-export function claimedSql(db: Database): string {
-  return `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, dl.retry_base, e.body,
+export const claimedSql = perDatabase(
+  (db): string => `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, dl.retry_base, e.body,
             e.traceparent, d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
             d.workspace_id, d.circuit_opens
      FROM deliveries dl
      JOIN events e ON e.id = dl.event_id
      JOIN destinations d ON d.id = dl.destination_id
      WHERE ${db.inJsonIntegers("dl.seq", "$1")}
-     ORDER BY dl.seq`;
-}
+     ORDER BY dl.seq`,
+);
 
 export function toClaimedDelivery(row: ClaimedRow, lease: string): ClaimedDelivery {
   return {
@@ -355,12 +379,6 @@ const attemptColumns: readonly JsonColumn[] = [
 ];
 
 /** The attempts of a round that were made, as the hourly counters take them (SQLite's third statement). */
-const countedColumns: readonly JsonColumn[] = [
-  ["workspace_id", "TEXT"],
-  ["destination_id", "TEXT"],
-  ["started_at", "BIGINT"],
-  ["status_code", "INTEGER"],
-];
 
 /**
  * Records a batch of reports, durably. Only the claim that holds a delivery's lease may report
@@ -454,7 +472,7 @@ function splitIntoRounds(reports: readonly FinishedAttempt[]): number[][] {
  * The CTE `r` of a round's reports ($2, rows of `resultColumns`) and the UPDATE that records
  * them ($1 the time), in SQL of `db`'s engine; exported for the test of its plan.
  */
-export function recordSql(db: Database): { results: string; update: string } {
+export const recordSql = perDatabase((db): { results: string; update: string } => {
   const results = `r AS (${db.tableOfJsonRows("$2", resultColumns)})`;
   // An attempt that was made counts, and its time and status become the latest; a first
   // attempt that ends the delivery is kept in the row (decision 53), others in delivery_attempts.
@@ -484,7 +502,52 @@ export function recordSql(db: Database): { results: string; update: string } {
      WHERE ${byKey} deliveries.seq = r.seq AND deliveries.lease_owner = r.lease
        AND (deliveries.status = 'pending') IS TRUE`;
   return { results, update };
-}
+});
+
+const insertAttempts = `INSERT INTO delivery_attempts
+       (delivery_seq, attempt, started_at, duration_ms, status_code, error_class, error,
+        response_body, webhook_signature)`;
+
+/**
+ * PostgreSQL: a round recorded in one statement, $3 the leases it ends. The ended leases' rows
+ * are deleted (`l`) before any delivery is locked (`u` reads `l`): a claim's sweep takes a
+ * lease's row, then its deliveries, and the two orders would deadlock on a late last report.
+ */
+const recordInOneStatementSql = perDatabase((db): string => {
+  const { results, update } = recordSql(db);
+  return `WITH ${results},
+       l AS (DELETE FROM delivery_leases WHERE ${db.inJsonTexts("lease", "$3")} RETURNING 1),
+       u AS (${update} AND (SELECT COUNT(*) FROM l) >= 0
+             RETURNING deliveries.seq, deliveries.attempts, deliveries.status,
+                       deliveries.workspace_id, deliveries.destination_id, r.attempted,
+                       r.started_at, r.duration_ms,
+                       r.status_code, r.error_class, r.last_error, r.response_body,
+                       r.webhook_signature),
+       a AS (${insertAttempts}
+             SELECT seq, attempts, started_at, duration_ms, status_code, error_class,
+                    last_error, response_body, webhook_signature
+             FROM u WHERE attempted = 1 AND (attempts > 1 OR status = 'pending')),
+       c AS (${countAttemptsSql(
+         `SELECT workspace_id, destination_id, started_at, status_code FROM u WHERE attempted = 1`,
+       )})
+       SELECT seq FROM u`;
+});
+
+/** SQLite: a round's UPDATE, returning what the attempts' rows and the counters need. */
+const recordReturningSql = perDatabase((db): string => {
+  const { results, update } = recordSql(db);
+  return `WITH ${results} ${update}
+     RETURNING deliveries.seq, deliveries.attempts, deliveries.status, deliveries.workspace_id,
+               deliveries.destination_id`;
+});
+
+const insertAttemptsSql = perDatabase(
+  (db) => `${insertAttempts} SELECT * FROM (${db.tableOfJsonRows("$1", attemptColumns)})`,
+);
+
+const addHourlyCountsInSql = perDatabase((db) =>
+  addHourlyCountsSql(db.tableOfJsonRows("$1", hourlyCountColumns)),
+);
 
 /**
  * One round, through `executor` in SQL of `db`'s engine: no delivery appears twice. Returns
@@ -512,33 +575,12 @@ async function finishRound(
     result.status === "failed" ? result.reason : null,
     attempt?.webhookSignature ?? null,
   ]);
-  const { results, update } = recordSql(db);
-  const insertAttempts = `INSERT INTO delivery_attempts
-       (delivery_seq, attempt, started_at, duration_ms, status_code, error_class, error,
-        response_body, webhook_signature)`;
   if (db.writesInCtes) {
-    // The ended leases' rows are deleted (`l`) before any delivery is locked (`u` reads `l`):
-    // a claim's sweep takes a lease's row, then its deliveries, and the two orders would
-    // deadlock on a late last report.
-    const rows = await executor.query<{ seq: number | string }>(
-      `WITH ${results},
-       l AS (DELETE FROM delivery_leases WHERE ${db.inJsonTexts("lease", "$3")} RETURNING 1),
-       u AS (${update} AND (SELECT COUNT(*) FROM l) >= 0
-             RETURNING deliveries.seq, deliveries.attempts, deliveries.status,
-                       deliveries.workspace_id, deliveries.destination_id, r.attempted,
-                       r.started_at, r.duration_ms,
-                       r.status_code, r.error_class, r.last_error, r.response_body,
-                       r.webhook_signature),
-       a AS (${insertAttempts}
-             SELECT seq, attempts, started_at, duration_ms, status_code, error_class,
-                    last_error, response_body, webhook_signature
-             FROM u WHERE attempted = 1 AND (attempts > 1 OR status = 'pending')),
-       c AS (${countAttemptsSql(
-         `SELECT workspace_id, destination_id, started_at, status_code FROM u WHERE attempted = 1`,
-       )})
-       SELECT seq FROM u`,
-      [now, JSON.stringify(values), JSON.stringify(endedLeases)],
-    );
+    const rows = await executor.query<{ seq: number | string }>(recordInOneStatementSql(db), [
+      now,
+      JSON.stringify(values),
+      JSON.stringify(endedLeases),
+    ]);
     return new Set(rows.map((row) => Number(row.seq)));
   }
   const rows = await executor.query<{
@@ -547,12 +589,7 @@ async function finishRound(
     status: string;
     workspace_id: string | null;
     destination_id: string;
-  }>(
-    `WITH ${results} ${update}
-     RETURNING deliveries.seq, deliveries.attempts, deliveries.status, deliveries.workspace_id,
-               deliveries.destination_id`,
-    [now, JSON.stringify(values)],
-  );
+  }>(recordReturningSql(db), [now, JSON.stringify(values)]);
   await deleteLeases(db, executor, endedLeases);
   const recorded = new Map(rows.map((row) => [Number(row.seq), row]));
   const made = reports.filter(({ seq, report }) => report.attempt !== null && recorded.has(seq));
@@ -576,24 +613,21 @@ async function finishRound(
         attempt.webhookSignature ?? null,
       ];
     });
-    await executor.execute(
-      `${insertAttempts} SELECT * FROM (${db.tableOfJsonRows("$1", attemptColumns)})`,
-      [JSON.stringify(attempts)],
-    );
+    await executor.execute(insertAttemptsSql(db), [JSON.stringify(attempts)]);
   }
-  const counted = made.map(({ seq, report }): SqlValue[] => {
-    const row = recorded.get(seq);
-    const attempt = report.attempt as AttemptRecord;
-    return [
-      row?.workspace_id ?? null,
-      row?.destination_id ?? null,
-      attempt.startedAt.getTime(),
-      attempt.statusCode,
-    ];
-  });
-  await executor.execute(countAttemptsSql(db.tableOfJsonRows("$1", countedColumns)), [
-    JSON.stringify(counted),
-  ]);
+  const counted = hourlyCounts(
+    made.map(({ seq, report }): CountedAttempt => {
+      const row = recorded.get(seq) as (typeof rows)[number];
+      const attempt = report.attempt as AttemptRecord;
+      return {
+        workspaceId: row.workspace_id,
+        destinationId: row.destination_id,
+        startedAt: attempt.startedAt.getTime(),
+        statusCode: attempt.statusCode,
+      };
+    }),
+  );
+  await executor.execute(addHourlyCountsInSql(db), [JSON.stringify(counted)]);
   return new Set(recorded.keys());
 }
 
@@ -611,13 +645,7 @@ export async function selectNextDueAt(
   exclusions: ClaimExclusions = { destinations: [], workspaces: [] },
 ): Promise<Date | null> {
   const [due] = await db.query<{ at: number | string }>(
-    `SELECT dl.next_attempt_at AS at
-     FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
-     WHERE dl.lease_owner IS NULL AND dl.next_attempt_at IS NOT NULL
-       AND dl.destination_id NOT IN (${db.textsOfJsonArray("$1")})
-       AND d.workspace_id NOT IN (${db.textsOfJsonArray("$2")})
-       AND (d.circuit_open_until IS NULL OR d.circuit_open_until <= dl.next_attempt_at)
-     ORDER BY dl.next_attempt_at LIMIT 1`,
+    nextDueSql(db),
     exclusionValues(exclusions),
   );
   const [reopens] = await db.query<{ at: number | string }>(
@@ -633,6 +661,16 @@ export async function selectNextDueAt(
     .map((row) => Number(row.at));
   return times.length === 0 ? null : new Date(Math.min(...times));
 }
+
+const nextDueSql = perDatabase(
+  (db) => `SELECT dl.next_attempt_at AS at
+     FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
+     WHERE dl.lease_owner IS NULL AND dl.next_attempt_at IS NOT NULL
+       AND dl.destination_id NOT IN (${db.textsOfJsonArray("$1")})
+       AND d.workspace_id NOT IN (${db.textsOfJsonArray("$2")})
+       AND (d.circuit_open_until IS NULL OR d.circuit_open_until <= dl.next_attempt_at)
+     ORDER BY dl.next_attempt_at LIMIT 1`,
+);
 
 /**
  * The most pending deliveries the backlog counts: reading 100,000 index entries takes SQLite

@@ -1,5 +1,11 @@
 import type { ClaimedDelivery, NewEvent } from "../../interfaces.ts";
-import type { Database, JsonColumn, SqlExecutor, SqlValue } from "../database.ts";
+import {
+  perDatabase,
+  type Database,
+  type JsonColumn,
+  type SqlExecutor,
+  type SqlValue,
+} from "../database.ts";
 import { type ClaimedRow, insertLeaseSql, selectClaimed, toClaimedDelivery } from "./deliveries.ts";
 
 /** Deliveries to write already claimed: the first `limit` of the batch, in publish order. */
@@ -98,7 +104,14 @@ async function selectFanOutsOver(
   limit: number,
 ): Promise<Map<number, number>> {
   const rows = await executor.query<{ position: number | string; fan_out: number | string }>(
-    `WITH batch AS (${db.tableOfJsonRows("$1", fanOutColumns)})
+    fanOutsOverSql(db),
+    [routing, true, limit],
+  );
+  return new Map(rows.map((row) => [Number(row.position), Number(row.fan_out)]));
+}
+
+const fanOutsOverSql = perDatabase(
+  (db) => `WITH batch AS (${db.tableOfJsonRows("$1", fanOutColumns)})
      SELECT b.position, COUNT(*) AS fan_out
      FROM batch b
      JOIN destinations d ON d.workspace_id = b.workspace_id
@@ -107,10 +120,7 @@ async function selectFanOutsOver(
                    WHERE s.destination_id = d.id AND s.event IN (b.type, '*'))
      GROUP BY b.position
      HAVING COUNT(*) > $3`,
-    [routing, true, limit],
-  );
-  return new Map(rows.map((row) => [Number(row.position), Number(row.fan_out)]));
-}
+);
 
 /**
  * The deliveries of the batch, one per matching destination (active, not deleted, subscribed
@@ -274,8 +284,27 @@ async function writeInOneStatement(
   const smallest = Math.min(...fanOutLimits);
   const all = await db.query<
     WrittenRow & { refused_position: number | null; fan_out: number | string | null }
-  >(
-    `WITH ${batchTable(db, "$6")},
+  >(oneStatementSql(db), [
+    ...leaseValues(lease),
+    batchValue(events),
+    JSON.stringify(events.map((_event, position) => fanOutLimits[position] ?? smallest)),
+  ]);
+  const refused = new Map<number, number>();
+  const rows: WrittenRow[] = [];
+  for (const row of all) {
+    if (row.refused_position === null) rows.push(row);
+    else refused.set(row.refused_position, Number(row.fan_out));
+  }
+  const token = lease?.token ?? "";
+  const handed = rows
+    .filter((row) => row.lease_owner !== null)
+    .map((row) => toClaimedDelivery(row, token));
+  return { rows, handed, refused };
+}
+
+/** The statement of `writeInOneStatement`. */
+const oneStatementSql = perDatabase(
+  (db) => `WITH ${batchTable(db, "$6")},
      ${matchedCte(db, true)},
      refused AS (
        SELECT m.position, COUNT(*) AS fan_out
@@ -312,24 +341,7 @@ async function writeInOneStatement(
             NULL, position, fan_out
      FROM refused
      ORDER BY seq`,
-    [
-      ...leaseValues(lease),
-      batchValue(events),
-      JSON.stringify(events.map((_event, position) => fanOutLimits[position] ?? smallest)),
-    ],
-  );
-  const refused = new Map<number, number>();
-  const rows: WrittenRow[] = [];
-  for (const row of all) {
-    if (row.refused_position === null) rows.push(row);
-    else refused.set(row.refused_position, Number(row.fan_out));
-  }
-  const token = lease?.token ?? "";
-  const handed = rows
-    .filter((row) => row.lease_owner !== null)
-    .map((row) => toClaimedDelivery(row, token));
-  return { rows, handed, refused };
-}
+);
 
 /**
  * SQLite: the two INSERTs and the claim's SELECT, in the caller's transaction; the deliveries'
@@ -342,17 +354,11 @@ async function writeInTransaction(
   routing: string,
   lease: PublishLease | null,
 ): Promise<{ rows: WrittenRow[]; handed: ClaimedDelivery[] }> {
-  await tx.execute(
-    `WITH ${batchTable(db, "$1")}
-     INSERT INTO events (id, workspace_id, type, body, api_version, created_at, traceparent)
-     SELECT id, workspace_id, type, body, api_version, created_at, traceparent
-     FROM batch ORDER BY position`,
-    [batchValue(events)],
-  );
-  const rows = await tx.query<WrittenRow>(
-    `WITH batch AS (${db.tableOfJsonRows("$6", routingColumns)}), ${insertDeliveries(db)}`,
-    [...leaseValues(lease), routing],
-  );
+  await tx.execute(insertEventsSql(db), [batchValue(events)]);
+  const rows = await tx.query<WrittenRow>(insertRoutedDeliveriesSql(db), [
+    ...leaseValues(lease),
+    routing,
+  ]);
   const leased = rows
     .filter((row) => row.lease_owner !== null)
     .map((row) => Number(row.seq))
@@ -361,6 +367,17 @@ async function writeInTransaction(
     await tx.execute(insertLeaseSql, [lease.token, lease.until, JSON.stringify(leased)]);
   return { rows, handed: await selectClaimed(db, tx, leased, lease?.token ?? "") };
 }
+
+const insertEventsSql = perDatabase(
+  (db) => `WITH ${batchTable(db, "$1")}
+     INSERT INTO events (id, workspace_id, type, body, api_version, created_at, traceparent)
+     SELECT id, workspace_id, type, body, api_version, created_at, traceparent
+     FROM batch ORDER BY position`,
+);
+
+const insertRoutedDeliveriesSql = perDatabase(
+  (db) => `WITH batch AS (${db.tableOfJsonRows("$6", routingColumns)}), ${insertDeliveries(db)}`,
+);
 
 /**
  * A test event (decision 40): the event and one pending delivery to `destinationId` alone,
