@@ -105,6 +105,10 @@ export async function startBenchService(options: {
     ...(options.requestBudget === true ? {} : { SVC_REQUEST_RATE: "0" }),
     ...(options.workers === undefined ? {} : { SVC_ROLE: "api" }),
     ...options.extraEnv,
+    // A profiler's preload for the server alone (`--import …`), never the bench's own.
+    ...(process.env.SVC_BENCH_SERVER_NODE_OPTIONS === undefined
+      ? {}
+      : { NODE_OPTIONS: process.env.SVC_BENCH_SERVER_NODE_OPTIONS }),
   };
   const keyFile = join(options.dir, `owner-${Date.now()}.key`);
   const init = JSON.parse(
