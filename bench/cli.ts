@@ -27,7 +27,7 @@ const runs = Number(argument("--runs") ?? "30");
 const warmUps = 3;
 /** `--svc <path>` times another build's binary (say, main's, for a before-and-after). */
 const svcBin = argument("--svc") ?? fileURLToPath(new URL("../src/bin/svc.js", import.meta.url));
-const nodeFlags = ["--max-semi-space-size=8"]; // the shebang's (src/bin/svc.ts)
+const nodeFlags = ["--max-semi-space-size=16"]; // the shebang's (src/bin/svc.ts)
 
 const WORKSPACE = "ws_0b7c3d5e9f1a2b4c6d8e0f12";
 const API_KEY = "sk_bench_cli";
