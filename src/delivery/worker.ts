@@ -433,7 +433,8 @@ export class DeliveryWorker implements DeliveryTaker {
   }
 
   #now(): number {
-    return this.#dependencies.clock.now().getTime();
+    const { clock } = this.#dependencies;
+    return clock.nowMs === undefined ? clock.now().getTime() : clock.nowMs();
   }
 }
 

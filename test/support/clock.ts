@@ -5,6 +5,7 @@ export function manualClock(start: number): Clock & { advance(ms: number): void 
   let now = start;
   return {
     now: () => new Date(now),
+    nowMs: () => now,
     advance: (ms) => {
       now += ms;
     },
