@@ -62,10 +62,9 @@ function batchValue(events: readonly NewEvent[]): string {
 }
 
 /**
- * What routes an event to its deliveries, without its body: SQLite's fan-out count reads the
- * first three columns and its deliveries' INSERT all five, from one JSON parameter
- * (`routingValue`) made once per batch. The body is in the events' INSERT alone: a batch of
- * large bodies is not unpacked again for each statement (decision 54).
+ * What routes an event to its deliveries, without its body: SQLite's deliveries' INSERT reads
+ * it as one JSON parameter (`routingValue`). The body is in the events' INSERT alone: a batch
+ * of large bodies is not unpacked again for each statement (decision 54).
  */
 const routingColumns: readonly JsonColumn[] = [
   ["workspace_id", "TEXT"],
@@ -74,7 +73,6 @@ const routingColumns: readonly JsonColumn[] = [
   ["id", "TEXT"],
   ["created_at", "BIGINT"],
 ];
-const fanOutColumns = routingColumns.slice(0, 3);
 
 /** The batch's events as `routingColumns`, in publish order. */
 function routingValue(events: readonly NewEvent[]): string {
@@ -88,39 +86,6 @@ function routingValue(events: readonly NewEvent[]): string {
     ]),
   );
 }
-
-/**
- * The events of a batch that would reach more than \`limit\` webhook destinations (active, not
- * deleted, subscribed to the type or to \`*\`): each one's position in the batch and how many.
- * Listen sessions are not counted: they have their own bound (decision 34). The events go as
- * their workspaces and types alone, never their bodies. Its join is the publish's own, once
- * more: what a workspace's destinations cost a publish, paid twice. `routing` is the batch's
- * `routingValue`.
- */
-async function selectFanOutsOver(
-  db: Database,
-  executor: SqlExecutor,
-  routing: string,
-  limit: number,
-): Promise<Map<number, number>> {
-  const rows = await executor.query<{ position: number | string; fan_out: number | string }>(
-    fanOutsOverSql(db),
-    [routing, true, limit],
-  );
-  return new Map(rows.map((row) => [Number(row.position), Number(row.fan_out)]));
-}
-
-const fanOutsOverSql = perDatabase(
-  (db) => `WITH batch AS (${db.tableOfJsonRows("$1", fanOutColumns)})
-     SELECT b.position, COUNT(*) AS fan_out
-     FROM batch b
-     JOIN destinations d ON d.workspace_id = b.workspace_id
-     WHERE d.active = $2 AND d.deleted_at IS NULL AND d.kind = 'webhook'
-       AND EXISTS (SELECT 1 FROM destination_events s
-                   WHERE s.destination_id = d.id AND s.event IN (b.type, '*'))
-     GROUP BY b.position
-     HAVING COUNT(*) > $3`,
-);
 
 /**
  * The deliveries of the batch, one per matching destination (active, not deleted, subscribed
@@ -180,7 +145,8 @@ const deliveriesInsert = `INSERT INTO deliveries (event_id, destination_id, work
             CASE WHEN listen = 1 THEN created_at END
      FROM numbered
      ORDER BY position, destination_seq
-     RETURNING seq, event_id, destination_id, event_type, attempts, retry_base, lease_owner`;
+     RETURNING seq, event_id, destination_id, event_type, attempts, retry_base, lease_owner,
+               listen_due_at`;
 
 /**
  * The transactional outbox, for a batch of events: the events and their deliveries are one
@@ -208,21 +174,26 @@ export async function publishEvents(
     const written = await writeInOneStatement(db, events, lease, fanOutLimits);
     return summary(events, written.refused, written);
   }
+  // SQLite writes the batch and counts each event's fan-out from the deliveries it wrote; an
+  // event over its limit (rare) takes the batch back to the savepoint, and the others are
+  // written again without it. A count before the writes cost a statement of the publish's own
+  // join on every batch (decision 59).
   return db.transaction(async (tx) => {
-    const routing = routingValue(events);
-    const refused = await selectRefusedFanOuts(db, tx, routing, fanOutLimits);
+    await tx.execute("SAVEPOINT fan_out");
+    const written = await writeInTransaction(db, tx, events, routingValue(events), lease);
+    const refused = fanOutsOver(events, written.rows, fanOutLimits);
+    if (refused.size === 0) {
+      await tx.execute("RELEASE fan_out");
+      return summary(events, refused, written);
+    }
+    await tx.execute("ROLLBACK TO fan_out");
+    await tx.execute("RELEASE fan_out");
     const kept = events.filter((_event, position) => !refused.has(position));
-    const written =
+    const rewritten =
       kept.length === 0
         ? { rows: [], handed: [] }
-        : await writeInTransaction(
-            db,
-            tx,
-            kept,
-            refused.size === 0 ? routing : routingValue(kept),
-            lease,
-          );
-    return summary(events, refused, written);
+        : await writeInTransaction(db, tx, kept, routingValue(kept), lease);
+    return summary(events, refused, rewritten);
   });
 }
 
@@ -239,22 +210,32 @@ function summary(
   return { queued, refused, handed: written.handed };
 }
 
-type WrittenRow = ClaimedRow & { lease_owner: string | null };
+type WrittenRow = ClaimedRow & {
+  lease_owner: string | null;
+  listen_due_at?: number | string | null;
+};
 
 /**
- * The events over their own fan-out limit, by position, with their fan-outs: those the
- * smallest limit of the batch lets through to the count, judged each by its own.
+ * The events of a batch written with more webhook deliveries than their limits allow
+ * (\`fanOutLimits\`, by position), with those counts: a listen session's delivery (its
+ * \`listen_due_at\` set) is not counted, as it has its own bound (decision 34).
  */
-async function selectRefusedFanOuts(
-  db: Database,
-  executor: SqlExecutor,
-  routing: string,
+function fanOutsOver(
+  events: readonly NewEvent[],
+  rows: readonly WrittenRow[],
   fanOutLimits: readonly number[],
-): Promise<Map<number, number>> {
+): Map<number, number> {
+  const counts = new Map<string, number>();
+  for (const row of rows) {
+    if (row.listen_due_at === null || row.listen_due_at === undefined) {
+      counts.set(row.event_id, (counts.get(row.event_id) ?? 0) + 1);
+    }
+  }
   const smallest = Math.min(...fanOutLimits);
-  const over = await selectFanOutsOver(db, executor, routing, smallest);
-  for (const [position, fanOut] of over) {
-    if (fanOut <= (fanOutLimits[position] ?? smallest)) over.delete(position);
+  const over = new Map<number, number>();
+  for (const [position, event] of events.entries()) {
+    const fanOut = counts.get(event.id) ?? 0;
+    if (fanOut > (fanOutLimits[position] ?? smallest)) over.set(position, fanOut);
   }
   return over;
 }
