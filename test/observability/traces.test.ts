@@ -180,12 +180,9 @@ describe("OpenTelemetry traces", () => {
     return attempts;
   };
 
-  /** Log lines of `server` that carry `traceId`. */
-  const linesOfTrace = (server: TestServer, traceId: string): string[] =>
-    server
-      .log()
-      .split("\n")
-      .filter((line) => line.includes(`"trace_id":"${traceId}"`));
+  /** Whether a log line carries `traceId`. */
+  const carries = (line: string, traceId: string): boolean =>
+    line.includes(`"trace_id":"${traceId}"`);
 
   it(
     "traces a publish and its failure, retry and success in one process (http/json)",
@@ -201,13 +198,14 @@ describe("OpenTelemetry traces", () => {
       const attempts = await checkTrace(eventId, "one", { api: "svc-all", worker: "svc-all" });
       assert.ok(collector.contentTypes.every((type) => type.startsWith("application/json")));
       // Log lines carry the trace: the request's access line, and each attempt's line.
-      assert.ok(
-        linesOfTrace(server, clientTraceId).some((line) => line.includes("request completed")),
+      await server.logged(
+        (line) => carries(line, clientTraceId) && line.includes("request completed"),
+        "the request's access line with its trace id",
       );
       for (const attempt of attempts) {
-        assert.ok(
-          linesOfTrace(server, attempt.traceId).some((line) => line.includes("delivery attempted")),
-          "the attempt's log line carries its trace id",
+        await server.logged(
+          (line) => carries(line, attempt.traceId) && line.includes("delivery attempted"),
+          "the attempt's log line with its trace id",
         );
       }
     },
@@ -236,7 +234,10 @@ describe("OpenTelemetry traces", () => {
       const attempts = await checkTrace(eventId, "two", { api: "svc-api", worker: "svc-worker" });
       assert.ok(collector.contentTypes.some((type) => type === "application/x-protobuf"));
       for (const attempt of attempts) {
-        assert.ok(linesOfTrace(worker, attempt.traceId).length > 0);
+        await worker.logged(
+          (line) => carries(line, attempt.traceId),
+          "a line of the attempt's trace",
+        );
       }
     },
   );

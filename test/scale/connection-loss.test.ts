@@ -108,7 +108,10 @@ describe(
         assert.equal(server.process.exitCode, null, "no process crashed");
         assert.equal((await fetch(new URL("/readyz", server.url))).status, 200);
       }
-      assert.match(worker.log(), /listening for queued deliveries again/);
+      await worker.logged(
+        (line) => line.includes("listening for queued deliveries again"),
+        "the worker's listener back",
+      );
       console.log(
         `connection loss: ${terminated.join(" and ")} connections terminated after ` +
           `${receivedAtTermination.join(" and ")} deliveries; ` +

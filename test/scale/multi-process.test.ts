@@ -138,15 +138,17 @@ describe(
         const deliveredMs = performance.now() - started;
 
         assert.deepEqual([...ids].sort(), [...published].sort(), "every notification arrived");
+        assert.deepEqual(await settledDeliveryStatuses(dataDir), [
+          { status: "delivered", count: notificationCount },
+        ]);
+        // Stopped, the workers have written their last log lines (a log goes out in blocks).
+        await Promise.all(workers.map((worker) => worker.stop()));
         const twice = duplicates(workers);
         assert.deepEqual(
           twice.unexplained,
           [],
           "none arrived twice but after an attempt that could not be counted as delivered",
         );
-        assert.deepEqual(await settledDeliveryStatuses(dataDir), [
-          { status: "delivered", count: notificationCount },
-        ]);
         const perWorker = workers.map(attemptsLogged);
         assert.ok(
           perWorker.every((count) => count > 0),

@@ -18,6 +18,11 @@ export interface TestServer {
   readonly process: ChildProcess;
   /** Every line the server wrote to stdout and stderr so far. */
   log(): string;
+  /**
+   * The first line of the log that `matches`, as soon as the server has written it: its log
+   * goes out in blocks, up to 100 ms after the line was logged (decision 59).
+   */
+  logged(matches: (line: string) => boolean, what?: string): Promise<string>;
   /** SIGTERM, and the exit code. */
   stop(): Promise<number | null>;
   /** SIGKILL: a crash. */
@@ -76,17 +81,21 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: string[] = [];
+  /** Who waits for a line to be logged. */
+  const waiting = new Set<(line: string) => void>();
+  const add = (line: string): void => {
+    lines.push(line);
+    for (const hear of waiting) hear(line);
+  };
   const exited = new Promise<number | null>((resolve) =>
     child.on("exit", (code) => {
       resolve(code);
     }),
   );
-  createInterface({ input: child.stderr }).on("line", (line) => {
-    lines.push(line);
-  });
+  createInterface({ input: child.stderr }).on("line", add);
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).on("line", (line) => {
-      lines.push(line);
+      add(line);
       const entry = parseLogLine(line);
       if (entry?.msg === "svc server ready" && typeof entry.url === "string") resolve(entry.url);
     });
@@ -100,6 +109,25 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     env,
     process: child,
     log: () => lines.join("\n"),
+    logged: (matches, what = "a log line") => {
+      const found = lines.find(matches);
+      if (found !== undefined) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiting.delete(hear);
+          reject(
+            new Error(`timed out waiting for ${what} in the server's log:\n${lines.join("\n")}`),
+          );
+        }, 10_000);
+        const hear = (line: string): void => {
+          if (!matches(line)) return;
+          clearTimeout(timer);
+          waiting.delete(hear);
+          resolve(line);
+        };
+        waiting.add(hear);
+      });
+    },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       return exited;
