@@ -10,6 +10,7 @@ import { SqlStore } from "../../src/store/sql-store.ts";
 import { manualClock } from "../support/clock.ts";
 import { testDatabaseLocation } from "../support/database.ts";
 import { claimUpTo } from "../support/delivery.ts";
+import { seededRandom } from "../support/random.ts";
 import { tempDir } from "../support/temp.ts";
 
 const hour = 3_600_000;
@@ -78,15 +79,6 @@ const attemptsSql = `SELECT * FROM (
     UNION ALL
     SELECT workspace_id, destination_id, first_started_at, first_status_code
     FROM deliveries WHERE first_started_at IS NOT NULL) attempts`;
-
-/** A small deterministic generator, so that a failure can be replayed. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return state / 2_147_483_648;
-  };
-}
 
 /**
  * The delivery statistics' hourly counters (decision 36), on the run's engine: kept in the
@@ -243,7 +235,7 @@ describe("the delivery statistics' counters", () => {
 
   it("say what the attempts say: buckets, success rates, last attempt and status, failing_since, over 30 hours of successes, failures, retries and listen results", async () => {
     const rounds = 72;
-    const draw = random(27);
+    const draw = seededRandom(27);
     for (let index = 0; index < rounds; index += 1) {
       await round(index, rounds, draw);
       await assertCountersAgree();

@@ -12,6 +12,7 @@ import {
   type CountedAttempt,
 } from "../../src/store/sql/count-attempts.ts";
 import { testDatabaseLocation } from "../support/database.ts";
+import { seededRandom } from "../support/random.ts";
 import { tempDir } from "../support/temp.ts";
 
 const hour = 3_600_000;
@@ -22,15 +23,6 @@ const attemptColumns: readonly JsonColumn[] = [
   ["started_at", "BIGINT"],
   ["status_code", "INTEGER"],
 ];
-
-/** A repeatable draw in [0, 1). */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return state / 2_147_483_648;
-  };
-}
 
 /**
  * SQLite counts a batch's attempts in the process and adds the hours (decision 59);
@@ -75,7 +67,7 @@ describe("hourly counts made in the process", () => {
     );
 
   it("leave the counters the statement's own count leaves, batch after batch", async () => {
-    const draw = random(59);
+    const draw = seededRandom(59);
     const pick = <T>(values: readonly T[]): T => values[Math.floor(draw() * values.length)] as T;
     const batches: CountedAttempt[][] = [];
     let at = Date.UTC(2026, 10, 26, 9, 50);
