@@ -1,5 +1,5 @@
 #!/usr/bin/env -S node --max-semi-space-size=16
-// The flag bounds V8's young generation (3 × 8 MB; decision 25): under sustained load V8 grows it to its
+// The flag bounds V8's young generation (3 × 16 MB; decisions 25 and 59): under sustained load V8 grows it to its
 // default maximum, which added ~90 MB to the server's peak memory and nothing to its rate
 // (docs/PERFORMANCE.md). The bench starts the server with the flags of this line.
 import nodeModule from "node:module";

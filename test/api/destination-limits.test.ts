@@ -85,6 +85,19 @@ describe("destinationLimit and eventFanOutLimit", () => {
       "three destinations and the listen session",
     );
 
+    // Refused again, with another event beside it: a workspace refused before is counted
+    // before its batch is written (SQLite, decision 59), with the same answers.
+    const [again, alongside] = await Promise.all([publish("job.completed"), publish("job.failed")]);
+    assertEnvelope(again, "event_fan_out_exceeded");
+    assert.match(again.body, /sent to 4 destinations; one event may reach at most 3/);
+    assert.equal(alongside.statusCode, 202, alongside.body);
+    assert.deepEqual(
+      (await api.call("GET", "/events"))
+        .json<{ data: { type: string }[] }>()
+        .data.map((event) => event.type),
+      ["job.failed", "job.failed"],
+    );
+
     // Pausing one brings it within the limit.
     const [newest] = await live();
     await api.call("PATCH", `/webhooks/${newest?.id}`, { body: { active: false } });

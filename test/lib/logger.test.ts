@@ -1,4 +1,7 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
 import { describe, it } from "node:test";
 import { redactCredentials } from "../../src/lib/logger.ts";
 import { memoryLogger } from "../support/memory-log.ts";
@@ -67,4 +70,31 @@ describe("the log", () => {
     cycle.self = cycle;
     assert.equal(redactCredentials(cycle), cycle);
   });
+
+  it(
+    "writes standard output in blocks, and a line alone within a moment, while the process lives on",
+    { timeout: 10_000 },
+    async () => {
+      // A process that logs one line and then stays: no exit flushes it, only the log's timer.
+      const child = spawn(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          `const { createLogger } = await import(${JSON.stringify(new URL("../../src/lib/logger.js", import.meta.url).href)});
+         createLogger("info").info({ marker: "alone" }, "one line");
+         setTimeout(() => undefined, 60_000);`,
+        ],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
+      try {
+        const lines = createInterface({ input: child.stdout });
+        const [line] = (await once(lines, "line")) as [string];
+        assert.equal((JSON.parse(line) as { marker?: string }).marker, "alone");
+      } finally {
+        child.kill();
+        await once(child, "exit");
+      }
+    },
+  );
 });

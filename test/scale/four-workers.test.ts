@@ -200,7 +200,9 @@ describe(
           { status: "delivered", count: 2 * busyEvents + quietEvents },
         ]);
 
-        // The work is shared: every worker made attempts.
+        // The work is shared: every worker made attempts. Stopped, the workers have written
+        // their last log lines (a log goes out in blocks).
+        await Promise.all(workers.map((worker) => worker.stop()));
         const perWorker = workers.map(
           (worker) =>
             worker

@@ -62,9 +62,10 @@ function batchValue(events: readonly NewEvent[]): string {
 }
 
 /**
- * What routes an event to its deliveries, without its body: SQLite's deliveries' INSERT reads
- * it as one JSON parameter (`routingValue`). The body is in the events' INSERT alone: a batch
- * of large bodies is not unpacked again for each statement (decision 54).
+ * What routes an event to its deliveries, without its body: SQLite's fan-out count reads the
+ * first three columns and its deliveries' INSERT all five, from one JSON parameter
+ * (`routingValue`) made once per batch. The body is in the events' INSERT alone: a batch of
+ * large bodies is not unpacked again for each statement (decision 54).
  */
 const routingColumns: readonly JsonColumn[] = [
   ["workspace_id", "TEXT"],
@@ -155,8 +156,8 @@ const deliveriesInsert = `INSERT INTO deliveries (event_id, destination_id, work
  * claimed under \`lease\` as \`claimDueDeliveries\` would claim them, and returned ready to send.
  * An event that would reach more webhook destinations than its \`fanOutLimits\` entry (decision
  * 39) is refused whole: neither it nor any delivery of it is written, and the others go on.
- * PostgreSQL counts in the statement that writes (from the deliveries it matched), SQLite in
- * the same transaction, before its writes.
+ * PostgreSQL counts in the statement that writes (from the deliveries it matched), SQLite from
+ * the deliveries it wrote, or before its writes for a workspace that was refused before.
  *
  * The same SQL on both engines, in the form each runs fastest. PostgreSQL runs it as one
  * statement (the events' INSERT a data-modifying CTE), so a batch costs one round trip and
@@ -175,9 +176,29 @@ export async function publishEvents(
     return summary(events, written.refused, written);
   }
   // SQLite writes the batch and counts each event's fan-out from the deliveries it wrote; an
-  // event over its limit (rare) takes the batch back to the savepoint, and the others are
-  // written again without it. A count before the writes cost a statement of the publish's own
-  // join on every batch (decision 59).
+  // event over its limit takes the batch back to the savepoint, and the others are written
+  // again without it. A count before the writes cost a statement of the publish's own join on
+  // every batch (decision 59); it is kept for a batch with an event of a workspace that was
+  // refused before, which would otherwise pay a whole write, undone, on each publish.
+  const refusedBefore = workspacesRefused(db);
+  if (events.some((event) => refusedBefore.has(event.workspaceId))) {
+    return db.transaction(async (tx) => {
+      const routing = routingValue(events);
+      const refused = await selectRefusedFanOuts(db, tx, routing, fanOutLimits);
+      const kept = events.filter((_event, position) => !refused.has(position));
+      const written =
+        kept.length === 0
+          ? { rows: [], handed: [] }
+          : await writeInTransaction(
+              db,
+              tx,
+              kept,
+              refused.size === 0 ? routing : routingValue(kept),
+              lease,
+            );
+      return summary(events, refused, written);
+    });
+  }
   return db.transaction(async (tx) => {
     await tx.execute("SAVEPOINT fan_out");
     const written = await writeInTransaction(db, tx, events, routingValue(events), lease);
@@ -188,6 +209,11 @@ export async function publishEvents(
     }
     await tx.execute("ROLLBACK TO fan_out");
     await tx.execute("RELEASE fan_out");
+    if (refusedBefore.size >= maxWorkspacesRefused) refusedBefore.clear();
+    for (const position of refused.keys()) {
+      const event = events[position];
+      if (event !== undefined) refusedBefore.add(event.workspaceId);
+    }
     const kept = events.filter((_event, position) => !refused.has(position));
     const rewritten =
       kept.length === 0
@@ -195,6 +221,64 @@ export async function publishEvents(
         : await writeInTransaction(db, tx, kept, routingValue(kept), lease);
     return summary(events, refused, rewritten);
   });
+}
+
+/**
+ * The workspaces an event of which this process refused for its fan-out (SQLite), whose
+ * batches are counted before they are written; forgotten all at once past
+ * `maxWorkspacesRefused`.
+ */
+const workspacesRefused = perDatabase(() => new Set<string>());
+const maxWorkspacesRefused = 10_000;
+
+/**
+ * The events of a batch that would reach more than \`limit\` webhook destinations (active, not
+ * deleted, subscribed to the type or to \`*\`): each one's position in the batch and how many.
+ * Listen sessions are not counted: they have their own bound (decision 34). The events go as
+ * their workspaces and types alone, never their bodies. `routing` is the batch's
+ * `routingValue`.
+ */
+async function selectFanOutsOver(
+  db: Database,
+  executor: SqlExecutor,
+  routing: string,
+  limit: number,
+): Promise<Map<number, number>> {
+  const rows = await executor.query<{ position: number | string; fan_out: number | string }>(
+    fanOutsOverSql(db),
+    [routing, true, limit],
+  );
+  return new Map(rows.map((row) => [Number(row.position), Number(row.fan_out)]));
+}
+
+const fanOutsOverSql = perDatabase(
+  (db) => `WITH batch AS (${db.tableOfJsonRows("$1", routingColumns.slice(0, 3))})
+     SELECT b.position, COUNT(*) AS fan_out
+     FROM batch b
+     JOIN destinations d ON d.workspace_id = b.workspace_id
+     WHERE d.active = $2 AND d.deleted_at IS NULL AND d.kind = 'webhook'
+       AND EXISTS (SELECT 1 FROM destination_events s
+                   WHERE s.destination_id = d.id AND s.event IN (b.type, '*'))
+     GROUP BY b.position
+     HAVING COUNT(*) > $3`,
+);
+
+/**
+ * The events over their own fan-out limit, by position, with their fan-outs: those the
+ * smallest limit of the batch lets through to the count, judged each by its own.
+ */
+async function selectRefusedFanOuts(
+  db: Database,
+  executor: SqlExecutor,
+  routing: string,
+  fanOutLimits: readonly number[],
+): Promise<Map<number, number>> {
+  const smallest = Math.min(...fanOutLimits);
+  const over = await selectFanOutsOver(db, executor, routing, smallest);
+  for (const [position, fanOut] of over) {
+    if (fanOut <= (fanOutLimits[position] ?? smallest)) over.delete(position);
+  }
+  return over;
 }
 
 function summary(
