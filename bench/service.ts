@@ -105,10 +105,14 @@ export async function startBenchService(options: {
     ...(options.requestBudget === true ? {} : { SVC_REQUEST_RATE: "0" }),
     ...(options.workers === undefined ? {} : { SVC_ROLE: "api" }),
     ...options.extraEnv,
-    // A profiler's preload for the server alone (`--import …`), never the bench's own.
+    // A profiler's preload for the server alone (`--import …`), never the bench's own, and
+    // its settings (variables named SVC_BENCH_PRELOAD_…).
     ...(process.env.SVC_BENCH_SERVER_NODE_OPTIONS === undefined
       ? {}
       : { NODE_OPTIONS: process.env.SVC_BENCH_SERVER_NODE_OPTIONS }),
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => name.startsWith("SVC_BENCH_PRELOAD_")),
+    ),
   };
   const keyFile = join(options.dir, `owner-${Date.now()}.key`);
   const init = JSON.parse(
