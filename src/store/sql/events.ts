@@ -185,18 +185,7 @@ export async function publishEvents(
     return db.transaction(async (tx) => {
       const routing = routingValue(events);
       const refused = await selectRefusedFanOuts(db, tx, routing, fanOutLimits);
-      const kept = events.filter((_event, position) => !refused.has(position));
-      const written =
-        kept.length === 0
-          ? { rows: [], handed: [] }
-          : await writeInTransaction(
-              db,
-              tx,
-              kept,
-              refused.size === 0 ? routing : routingValue(kept),
-              lease,
-            );
-      return summary(events, refused, written);
+      return summary(events, refused, await writeKept(db, tx, events, refused, lease, routing));
     });
   }
   return db.transaction(async (tx) => {
@@ -214,13 +203,28 @@ export async function publishEvents(
       const event = events[position];
       if (event !== undefined) refusedBefore.add(event.workspaceId);
     }
-    const kept = events.filter((_event, position) => !refused.has(position));
-    const rewritten =
-      kept.length === 0
-        ? { rows: [], handed: [] }
-        : await writeInTransaction(db, tx, kept, routingValue(kept), lease);
-    return summary(events, refused, rewritten);
+    return summary(events, refused, await writeKept(db, tx, events, refused, lease));
   });
+}
+
+/**
+ * SQLite: the batch's events but the refused ones, written in `tx`; `routing` is the whole
+ * batch's `routingValue`, if made already, which serves when none is refused.
+ */
+async function writeKept(
+  db: Database,
+  tx: SqlExecutor,
+  events: readonly NewEvent[],
+  refused: ReadonlyMap<number, number>,
+  lease: PublishLease | null,
+  routing?: string,
+): Promise<{ rows: WrittenRow[]; handed: ClaimedDelivery[] }> {
+  if (refused.size === 0) {
+    return writeInTransaction(db, tx, events, routing ?? routingValue(events), lease);
+  }
+  const kept = events.filter((_event, position) => !refused.has(position));
+  if (kept.length === 0) return { rows: [], handed: [] };
+  return writeInTransaction(db, tx, kept, routingValue(kept), lease);
 }
 
 /**
