@@ -131,15 +131,16 @@ interface Publish {
   readonly fanOutLimit: number;
 }
 
-/** A publish refused: how many destinations the event would have reached. */
-interface FanOutRefusal {
-  readonly fanOut: number;
-}
+/**
+ * A publish refused: how many destinations the event would have reached, or `gone` when its
+ * workspace was deleted while it was on its way.
+ */
+type PublishRefusal = { readonly fanOut: number } | { readonly gone: true };
 
 /** The DeliveryQueue over any `Database`: the SQL is in `./sql/`. */
 export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
   /** Publishes and delivery results, the hot paths, are written in batches (`Batcher`). */
-  readonly #publishes: Batcher<Publish, number | FanOutRefusal>;
+  readonly #publishes: Batcher<Publish, number | PublishRefusal>;
   readonly #results: Batcher<FinishedAttempt, boolean>;
   /** The worker in this process that takes fresh deliveries, if any (decision 19). */
   #taker: DeliveryTaker | null = null;
@@ -222,6 +223,12 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
     const fanOutLimit = options.fanOutLimit ?? Number.MAX_SAFE_INTEGER;
     const published = await this.#publishes.add({ event, fanOutLimit });
     if (typeof published === "number") return published;
+    if ("gone" in published) {
+      throw new AppError(
+        "unauthenticated",
+        "This workspace was deleted while the event was being published, and its API keys and sessions with it. Nothing was published.",
+      );
+    }
     throw new AppError(
       "event_fan_out_exceeded",
       `This ${event.type} event would be sent to ${published.fanOut} destinations; one event may reach at most ${fanOutLimit} (eventFanOutLimit). Nothing was published. Delete or pause destinations subscribed to ${event.type}, or ask the operator to raise eventFanOutLimit (SVC_EVENT_FAN_OUT_LIMIT).`,
@@ -256,7 +263,7 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
    * One publish batch: its deliveries go to the taker, as many as it reserves, claimed in the
    * same transaction; workers hear only of what is left for a claim, after the commit.
    */
-  async #publishBatch(publishes: readonly Publish[]): Promise<(number | FanOutRefusal)[]> {
+  async #publishBatch(publishes: readonly Publish[]): Promise<(number | PublishRefusal)[]> {
     const events = publishes.map((publish) => publish.event);
     const taker = this.#taker;
     const room = taker?.reserve() ?? { slots: 0, excludedDestinations: [] };
@@ -291,9 +298,12 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
     taker?.take(reserved, published.handed);
     const total = published.queued.reduce<number>((sum, count) => sum + (count ?? 0), 0);
     if (total > published.handed.length) this.announceQueued();
-    return published.queued.map(
-      (count, position) => count ?? { fanOut: published.refused.get(position) ?? 0 },
-    );
+    return published.queued.map((count, position): number | PublishRefusal => {
+      if (count !== null) return count;
+      return published.gone.has(position)
+        ? { gone: true }
+        : { fanOut: published.refused.get(position) ?? 0 };
+    });
   }
 
   async claimDueDeliveries(

@@ -668,6 +668,32 @@ describe("the delivery queue in the store", () => {
     }
   });
 
+  it("refuses alone the event of a workspace that no longer exists, and publishes the rest of its batch", async () => {
+    await destination(["*"]);
+    const kept = [newEvent("job.completed"), newEvent("job.failed")];
+    const orphan = newEvent("job.completed", "ws_deleted_meanwhile");
+    // All started in one turn: one batch, the orphan between the two.
+    const [first, refused, second] = await Promise.allSettled(
+      [kept[0], orphan, kept[1]].map((event) => store.queue.publishEvent(event as NewEvent)),
+    );
+    assert.deepEqual(first, { status: "fulfilled", value: 1 });
+    assert.deepEqual(second, { status: "fulfilled", value: 1 });
+    assert.ok(refused?.status === "rejected", "refused");
+    const error: unknown = refused.reason;
+    assert.ok(error instanceof AppError, String(error));
+    assert.equal(error.code, "unauthenticated");
+    assert.match(error.message, /workspace was deleted/);
+    const rows = await queryTestDatabase<{ id: string }>(
+      join(dir.path, "queue"),
+      "SELECT id FROM events WHERE id IN ($1, $2, $3) ORDER BY seq",
+      [kept[0]?.id ?? "", orphan.id, kept[1]?.id ?? ""],
+    );
+    assert.deepEqual(
+      rows.map((row) => row.id),
+      kept.map((event) => event.id),
+    );
+  });
+
   it("records results reported at once for different deliveries, each with its attempt", async () => {
     const ids = [
       await destination(["*"]),
@@ -971,16 +997,24 @@ describe("the delivery queue in the store", () => {
       await destination(["*"]);
       const { taker, seen } = recordingTaker(3);
       store.queue.handDeliveriesTo(taker);
-      const orphan = newEvent("job.completed", "ws_that_does_not_exist");
-      await assert.rejects(store.queue.publishEvent(orphan));
+      // An event id published before: the events' unique key fails the whole batch.
+      const first = newEvent("job.completed");
+      store.queue.handDeliveriesTo(null);
+      await store.queue.publishEvent(first);
+      store.queue.handDeliveriesTo(taker);
+      const again = { ...first, body: '{"again":true}' };
+      await assert.rejects(store.queue.publishEvent(again));
       assert.deepEqual(seen.taken, [{ reserved: 3, deliveries: [] }]);
       assert.equal(seen.wakes, 0);
-      const rows = await queryTestDatabase<{ count: number | string }>(
+      const rows = await queryTestDatabase<{ body: string }>(
         join(dir.path, "queue"),
-        "SELECT COUNT(*) AS count FROM events WHERE id = $1",
-        [orphan.id],
+        "SELECT body FROM events WHERE id = $1",
+        [first.id],
       );
-      assert.equal(Number(rows[0]?.count), 0);
+      assert.deepEqual(
+        rows.map((row) => row.body),
+        [first.body],
+      );
     });
   });
 });

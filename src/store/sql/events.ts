@@ -25,6 +25,11 @@ export interface PublishedBatch {
   readonly queued: (number | null)[];
   /** The refused events' fan-outs, by their position in the batch. */
   readonly refused: ReadonlyMap<number, number>;
+  /**
+   * The positions of the events whose workspace no longer exists (deleted while they were on
+   * their way): nothing of them written, and the others go on.
+   */
+  readonly gone: ReadonlySet<number>;
   /** The deliveries written under the lease, claimed, in publish order. */
   readonly handed: ClaimedDelivery[];
 }
@@ -170,11 +175,40 @@ export async function publishEvents(
   lease: PublishLease | null,
   fanOutLimits: readonly number[],
 ): Promise<PublishedBatch> {
-  if (events.length === 0) return { queued: [], refused: new Map(), handed: [] };
+  if (events.length === 0) return { queued: [], refused: new Map(), gone: new Set(), handed: [] };
   if (db.writesInCtes) {
     const written = await writeInOneStatement(db, events, lease, fanOutLimits);
-    return summary(events, written.refused, written);
+    return summary(events, written.refused, written, written.gone);
   }
+  try {
+    return await publishInTransaction(db, events, lease, fanOutLimits);
+  } catch (error) {
+    // SQLite checks events' foreign key to their workspace. A workspace deleted after its
+    // caller was let in takes none of the other workspaces' events down with its own: the
+    // batch is written again without them.
+    if (!isForeignKeyViolation(error)) throw error;
+    const gone = await goneWorkspaces(db, events);
+    if (gone.size === 0) throw error;
+    return withGone(
+      events,
+      gone,
+      await publishEvents(
+        db,
+        events.filter((event) => !gone.has(event.workspaceId)),
+        lease,
+        fanOutLimits.filter((_limit, position) => !gone.has(events[position]?.workspaceId ?? "")),
+      ),
+    );
+  }
+}
+
+/** SQLite: a publish's writes, each event's fan-out counted (`publishEvents`). */
+async function publishInTransaction(
+  db: Database,
+  events: readonly NewEvent[],
+  lease: PublishLease | null,
+  fanOutLimits: readonly number[],
+): Promise<PublishedBatch> {
   // SQLite writes the batch and counts each event's fan-out from the deliveries it wrote; an
   // event over its limit takes the batch back to the savepoint, and the others are written
   // again without it. A count before the writes cost a statement of the publish's own join on
@@ -289,13 +323,58 @@ function summary(
   events: readonly NewEvent[],
   refused: ReadonlyMap<number, number>,
   written: { rows: readonly WrittenRow[]; handed: ClaimedDelivery[] },
+  gone: ReadonlySet<number> = new Set(),
 ): PublishedBatch {
   const counts = new Map<string, number>();
   for (const { event_id } of written.rows) counts.set(event_id, (counts.get(event_id) ?? 0) + 1);
   const queued = events.map((event, position) =>
-    refused.has(position) ? null : (counts.get(event.id) ?? 0),
+    refused.has(position) || gone.has(position) ? null : (counts.get(event.id) ?? 0),
   );
-  return { queued, refused, handed: written.handed };
+  return { queued, refused, gone, handed: written.handed };
+}
+
+/** Whether `error` is SQLite's refusal of a row whose foreign key names no row. */
+function isForeignKeyViolation(error: unknown): boolean {
+  // SQLITE_CONSTRAINT_FOREIGNKEY, the extended code node:sqlite reports.
+  return (error as { errcode?: unknown } | null)?.errcode === 787;
+}
+
+/** The workspaces of `events` that no longer exist. */
+async function goneWorkspaces(db: Database, events: readonly NewEvent[]): Promise<Set<string>> {
+  const ids = [...new Set(events.map((event) => event.workspaceId))];
+  const rows = await db.query<{ id: string }>(
+    `SELECT id FROM workspaces WHERE ${db.inJsonTexts("id", "$1")}`,
+    [JSON.stringify(ids)],
+  );
+  const live = new Set(rows.map((row) => row.id));
+  return new Set(ids.filter((id) => !live.has(id)));
+}
+
+/**
+ * The batch `events`' summary from `kept`'s, that of its events but those of the `gone`
+ * workspaces, published on their own.
+ */
+function withGone(
+  events: readonly NewEvent[],
+  gone: ReadonlySet<string>,
+  kept: PublishedBatch,
+): PublishedBatch {
+  const queued: (number | null)[] = [];
+  const refused = new Map<number, number>();
+  const gonePositions = new Set<number>();
+  let keptPosition = 0;
+  for (const [position, event] of events.entries()) {
+    if (gone.has(event.workspaceId)) {
+      gonePositions.add(position);
+      queued.push(null);
+      continue;
+    }
+    queued.push(kept.queued[keptPosition] ?? null);
+    const fanOut = kept.refused.get(keptPosition);
+    if (fanOut !== undefined) refused.set(position, fanOut);
+    keptPosition += 1;
+  }
+  return { queued, refused, gone: gonePositions, handed: kept.handed };
 }
 
 type WrittenRow = ClaimedRow & {
@@ -342,14 +421,23 @@ function leaseValues(lease: PublishLease | null): SqlValue[] {
  * PostgreSQL: the events and their deliveries in one statement (the events' INSERT a CTE),
  * which also counts each event's fan-out from the deliveries it matched and leaves out the
  * events over their limit ($7, by position), returned as rows of their own
- * (\`refused_position\`, \`fan_out\`).
+ * (\`refused_position\`, \`fan_out\`), and those of workspaces no longer there (\`fan_out\`
+ * null). It holds each workspace of the batch (\`live\`: \`FOR KEY SHARE\`, once a workspace),
+ * as the events' foreign key did once an event (decision 60): a workspace's deletion, which
+ * holds its row \`FOR UPDATE\`, waits for the publish to commit and deletes its events, or the
+ * publish waits for the deletion and writes nothing of the workspace.
  */
 async function writeInOneStatement(
   db: Database,
   events: readonly NewEvent[],
   lease: PublishLease | null,
   fanOutLimits: readonly number[],
-): Promise<{ rows: WrittenRow[]; handed: ClaimedDelivery[]; refused: Map<number, number> }> {
+): Promise<{
+  rows: WrittenRow[];
+  handed: ClaimedDelivery[];
+  refused: Map<number, number>;
+  gone: Set<number>;
+}> {
   const smallest = Math.min(...fanOutLimits);
   const all = await db.query<
     WrittenRow & { refused_position: number | null; fan_out: number | string | null }
@@ -359,21 +447,26 @@ async function writeInOneStatement(
     JSON.stringify(events.map((_event, position) => fanOutLimits[position] ?? smallest)),
   ]);
   const refused = new Map<number, number>();
+  const gone = new Set<number>();
   const rows: WrittenRow[] = [];
   for (const row of all) {
     if (row.refused_position === null) rows.push(row);
+    else if (row.fan_out === null) gone.add(row.refused_position);
     else refused.set(row.refused_position, Number(row.fan_out));
   }
+  for (const position of gone) refused.delete(position);
   const token = lease?.token ?? "";
   const handed = rows
     .filter((row) => row.lease_owner !== null)
     .map((row) => toClaimedDelivery(row, token));
-  return { rows, handed, refused };
+  return { rows, handed, refused, gone };
 }
 
 /** The statement of `writeInOneStatement`. */
 const oneStatementSql = perDatabase(
   (db) => `WITH ${batchTable(db, "$6")},
+     live AS (SELECT id FROM workspaces
+              WHERE id IN (SELECT workspace_id FROM batch) FOR KEY SHARE),
      ${matchedCte(db, true)},
      refused AS (
        SELECT m.position, COUNT(*) AS fan_out
@@ -383,7 +476,9 @@ const oneStatementSql = perDatabase(
          ON l.position = m.position
        WHERE m.kind = 'webhook'
        GROUP BY m.position, l.fan_out_limit
-       HAVING COUNT(*) > l.fan_out_limit),
+       HAVING COUNT(*) > l.fan_out_limit
+       UNION ALL
+       SELECT position, NULL FROM batch WHERE workspace_id NOT IN (SELECT id FROM live)),
      ev AS (INSERT INTO events (id, workspace_id, type, body, api_version, created_at,
                         traceparent)
             SELECT id, workspace_id, type, body, api_version, created_at, traceparent
@@ -464,11 +559,15 @@ export async function publishTestEvent(
 ): Promise<boolean> {
   return db.transaction(async (tx) => {
     const created = event.createdAt.getTime();
+    // PostgreSQL holds the workspace until the commit, as the publish does (decision 60);
+    // SQLite's events have a foreign key to it, and its write transactions run one at a time.
+    const holdWorkspace = db.dialect === "postgres" ? "FOR KEY SHARE OF w" : "";
     const [destination] = await tx.query<{ due_at: number | string }>(
-      `SELECT CASE WHEN circuit_open_until > $3 THEN circuit_open_until ELSE $3 END AS due_at
-       FROM destinations
-       WHERE id = $1 AND workspace_id = $2 AND active = $4 AND deleted_at IS NULL
-         AND kind = 'webhook'`,
+      `SELECT CASE WHEN d.circuit_open_until > $3 THEN d.circuit_open_until ELSE $3 END
+                AS due_at
+       FROM destinations d JOIN workspaces w ON w.id = d.workspace_id
+       WHERE d.id = $1 AND d.workspace_id = $2 AND d.active = $4 AND d.deleted_at IS NULL
+         AND d.kind = 'webhook' ${holdWorkspace}`,
       [destinationId, event.workspaceId, created, true],
     );
     if (destination === undefined) return false;

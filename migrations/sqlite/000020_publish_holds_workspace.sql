@@ -1,0 +1,5 @@
+-- Nothing on SQLite: PostgreSQL's 000020 drops the events' foreign key to their workspace,
+-- whose per-event check cost its backends CPU and row locks (issue 32, decision 60). SQLite
+-- checks a foreign key with an in-process lookup, its write transactions run one at a time,
+-- and dropping a key would rebuild the table; the key stays. A batch with an event of a
+-- workspace deleted meanwhile is written again without it.
