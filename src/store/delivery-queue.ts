@@ -132,10 +132,11 @@ interface Publish {
 }
 
 /**
- * A publish refused: how many destinations the event would have reached, or `gone` when its
- * workspace was deleted while it was on its way.
+ * A publish refused: how many destinations the event would have reached (undefined: the
+ * batch neither wrote nor refused it, a defect), or `gone` when its workspace was deleted
+ * while it was on its way.
  */
-type PublishRefusal = { readonly fanOut: number } | { readonly gone: true };
+type PublishRefusal = { readonly fanOut: number | undefined } | { readonly gone: true };
 
 /** The DeliveryQueue over any `Database`: the SQL is in `./sql/`. */
 export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
@@ -225,9 +226,12 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
     if (typeof published === "number") return published;
     if ("gone" in published) {
       throw new AppError(
-        "unauthenticated",
-        "This workspace was deleted while the event was being published, and its API keys and sessions with it. Nothing was published.",
+        "workspace_forbidden",
+        `Workspace ${event.workspaceId} was deleted while this event was being published. Nothing was published.`,
       );
+    }
+    if (published.fanOut === undefined) {
+      throw new Error(`The publish of event ${event.id} was neither written nor refused.`);
     }
     throw new AppError(
       "event_fan_out_exceeded",
@@ -300,9 +304,8 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
     if (total > published.handed.length) this.announceQueued();
     return published.queued.map((count, position): number | PublishRefusal => {
       if (count !== null) return count;
-      return published.gone.has(position)
-        ? { gone: true }
-        : { fanOut: published.refused.get(position) ?? 0 };
+      if (published.gone.has(position)) return { gone: true };
+      return { fanOut: published.refused.get(position) };
     });
   }
 

@@ -681,8 +681,8 @@ describe("the delivery queue in the store", () => {
     assert.ok(refused?.status === "rejected", "refused");
     const error: unknown = refused.reason;
     assert.ok(error instanceof AppError, String(error));
-    assert.equal(error.code, "unauthenticated");
-    assert.match(error.message, /workspace was deleted/);
+    assert.equal(error.code, "workspace_forbidden");
+    assert.match(error.message, /ws_deleted_meanwhile was deleted/);
     const rows = await queryTestDatabase<{ id: string }>(
       join(dir.path, "queue"),
       "SELECT id FROM events WHERE id IN ($1, $2, $3) ORDER BY seq",

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { after, afterEach, before, describe, it } from "node:test";
 import type { NewEvent } from "../../src/interfaces.ts";
 import { AppError } from "../../src/errors.ts";
-import type { Database } from "../../src/store/database.ts";
+import type { Database, SqlExecutor } from "../../src/store/database.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
 import {
@@ -69,112 +69,153 @@ describe(
       await dir.cleanup();
     });
 
-    it("waits for the deletion, refuses its workspace's event alone and leaves nothing of it", async () => {
-      let deleted!: () => void;
-      const deletionHolds = new Promise<void>((resolve) => {
-        deleted = resolve;
+    /**
+     * A transaction on `other` held open until `release()`, after `work` has run in it; then
+     * committed, or rolled back (`ended` rejects) with `rollBack`.
+     */
+    const heldOpen = async (
+      work: (tx: SqlExecutor) => Promise<unknown>,
+      rollBack = false,
+    ): Promise<{ release: () => void; ended: Promise<void> }> => {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
       });
-      let commit!: () => void;
-      const committing = new Promise<void>((resolve) => {
-        commit = resolve;
+      let worked!: () => void;
+      const done = new Promise<void>((resolve) => {
+        worked = resolve;
       });
-      const deletion = other.transaction(async (tx) => {
-        assert.equal(await lockWorkspaceForDeletion(other, tx, "ws_doomed"), true);
-        await deleteWorkspaceAndContents(other, tx, "ws_doomed");
-        deleted();
-        await committing;
+      const ended = other.transaction(async (tx) => {
+        await work(tx);
+        worked();
+        await released;
+        if (rollBack) throw new Error("rolled back");
       });
-      await deletionHolds;
+      held.push({ release, ended });
+      await Promise.race([done, ended]);
+      return { release, ended };
+    };
+    /** The transactions `heldOpen` holds: a test that fails lets them end (`afterEach`). */
+    const held: { release: () => void; ended: Promise<void> }[] = [];
+    afterEach(async () => {
+      for (const transaction of held.splice(0)) {
+        transaction.release();
+        await transaction.ended.catch(() => undefined);
+      }
+    });
 
+    /**
+     * Waits until a backend of the database, running a statement whose text is `like`, waits
+     * for a lock that another holds.
+     */
+    const waitUntilBlocked = async (what: string, like = "%"): Promise<void> => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const blocked = await other.query(
+          `SELECT 1 FROM pg_stat_activity
+           WHERE datname = current_database() AND query LIKE $1
+             AND cardinality(pg_blocking_pids(pid)) > 0`,
+          [like],
+        );
+        if (blocked.length > 0) return;
+        assert.ok(Date.now() < deadline, `${what} did not wait`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
+
+    const doomedWorkspace = async (id: string): Promise<void> => {
+      await store.credentials.createWorkspace({ id, name: id });
+      await store.destinations.createDestination({
+        id: `dst_${id}`,
+        workspaceId: id,
+        url: `https://hooks.test/${id}`,
+        events: ["*"],
+        secretCiphertext: "sealed",
+      });
+    };
+
+    const deleteIn = async (tx: SqlExecutor, database: Database, id: string): Promise<void> => {
+      assert.equal(await lockWorkspaceForDeletion(database, tx, id), true);
+      await deleteWorkspaceAndContents(database, tx, id);
+    };
+
+    /** What is left of a workspace: its events, deliveries and row. */
+    const leftOf = (workspace: string): Promise<unknown[]> =>
+      db.query(
+        `SELECT 'event' AS what, id FROM events WHERE workspace_id = $1
+         UNION ALL SELECT 'delivery', event_id FROM deliveries WHERE workspace_id = $1
+         UNION ALL SELECT 'workspace', id FROM workspaces WHERE id = $1
+         ORDER BY what, id`,
+        [workspace],
+      );
+
+    it("waits for the deletion, refuses its workspace's event alone and leaves nothing of it", async () => {
+      const deletion = await heldOpen((tx) => deleteIn(tx, other, "ws_doomed"));
       // One batch: both started in one turn.
       const publishes = Promise.allSettled([
         store.queue.publishEvent(event("evt_doomed", "ws_doomed")),
         store.queue.publishEvent(event("evt_kept", "ws_kept")),
       ]);
-      // The publish waits on the deleted workspace's row, which the deletion holds.
-      for (let waited = 0; ; waited += 1) {
-        const waiting = await other.query(
-          `SELECT 1 FROM pg_stat_activity
-           WHERE datname = current_database() AND wait_event_type = 'Lock'
-             AND query LIKE '%FOR KEY SHARE%'`,
-        );
-        if (waiting.length > 0) break;
-        assert.ok(waited < 500, "the publish did not wait for the deletion");
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      commit();
-      await deletion;
+      await waitUntilBlocked("the publish");
+      deletion.release();
+      await deletion.ended;
 
       const [doomed, kept] = await publishes;
       assert.deepEqual(kept, { status: "fulfilled", value: 1 });
       assert.ok(doomed.status === "rejected", "refused");
       const error: unknown = doomed.reason;
       assert.ok(error instanceof AppError, String(error));
-      assert.equal(error.code, "unauthenticated");
-
-      const left = await db.query<{ what: string; id: string }>(
-        `SELECT 'event' AS what, id FROM events
-         UNION ALL SELECT 'delivery', event_id FROM deliveries
-         UNION ALL SELECT 'workspace', id FROM workspaces WHERE id LIKE 'ws_%'
-         ORDER BY what, id`,
-      );
-      assert.deepEqual(left, [
+      assert.equal(error.code, "workspace_forbidden");
+      assert.deepEqual(await leftOf("ws_doomed"), []);
+      assert.deepEqual(await leftOf("ws_kept"), [
         { what: "delivery", id: "evt_kept" },
         { what: "event", id: "evt_kept" },
         { what: "workspace", id: "ws_kept" },
       ]);
     });
 
-    it("holds a deletion that comes while a publish of its workspace is written, which then deletes what it wrote", async () => {
-      await store.credentials.createWorkspace({ id: "ws_late", name: "ws_late" });
-      await store.destinations.createDestination({
-        id: "dst_ws_late",
-        workspaceId: "ws_late",
-        url: "https://hooks.test/ws_late",
-        events: ["*"],
-        secretCiphertext: "sealed",
-      });
-      // The publish's statement holds the workspace until its commit; a transaction that
-      // holds it the same way stands in for a publish caught between its lock and its commit.
-      let commit!: () => void;
-      const committing = new Promise<void>((resolve) => {
-        commit = resolve;
-      });
-      let holding!: () => void;
-      const holds = new Promise<void>((resolve) => {
-        holding = resolve;
-      });
-      const publish = other.transaction(async (tx) => {
-        await tx.query("SELECT id FROM workspaces WHERE id = $1 FOR KEY SHARE", ["ws_late"]);
-        await tx.execute(
-          `INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
-           VALUES ('evt_late', 'ws_late', 'job.completed', '{}', '2026-11-01', 0)`,
-        );
-        holding();
-        await committing;
-      });
-      await holds;
-      const deletion = db.transaction(async (tx) => {
-        await lockWorkspaceForDeletion(db, tx, "ws_late");
-        await deleteWorkspaceAndContents(db, tx, "ws_late");
-      });
-      for (let waited = 0; ; waited += 1) {
-        const waiting = await other.query(
-          `SELECT 1 FROM pg_stat_activity
-           WHERE datname = current_database() AND wait_event_type = 'Lock'
-             AND query LIKE '%FOR UPDATE%'`,
-        );
-        if (waiting.length > 0) break;
-        assert.ok(waited < 500, "the deletion did not wait for the publish");
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      commit();
-      await publish;
-      await deletion;
-      const left = await db.query(
-        "SELECT id FROM events WHERE workspace_id = 'ws_late' UNION ALL SELECT id FROM workspaces WHERE id = 'ws_late'",
+    it("makes a deletion wait for a publish of its workspace in flight, which it then deletes", async () => {
+      await doomedWorkspace("ws_late");
+      // Another transaction's uncommitted event of the same id stops the publish at its
+      // events' INSERT, after its statement has taken the workspace's row; rolled back later.
+      const stopper = await heldOpen(
+        (tx) =>
+          tx.execute(
+            `INSERT INTO events (id, workspace_id, type, body, api_version, created_at)
+             VALUES ('evt_late', 'ws_kept', 'job.completed', '{}', '2026-11-01', 0)`,
+          ),
+        true,
       );
-      assert.deepEqual(left, []);
+      const publish = store.queue.publishEvent(event("evt_late", "ws_late"));
+      await waitUntilBlocked("the publish");
+      const deleter = openDatabase(await testDatabaseLocation(join(dir.path, "data")));
+      const deletion = deleter.transaction((tx) => deleteIn(tx, deleter, "ws_late"));
+      try {
+        // The deletion waits for the publish, which holds the workspace's row.
+        await waitUntilBlocked("the deletion", "%FOR UPDATE%");
+      } finally {
+        // The stopper's event is rolled back: the publish writes its own and commits, then
+        // the deletion deletes it with its workspace.
+        stopper.release();
+        await assert.rejects(stopper.ended);
+        await deletion.finally(() => deleter.close());
+      }
+      assert.equal(await publish, 1);
+      assert.deepEqual(await leftOf("ws_late"), []);
+    });
+
+    it("makes a test event wait for the deletion of its workspace, and write nothing", async () => {
+      await doomedWorkspace("ws_tested");
+      const deletion = await heldOpen((tx) => deleteIn(tx, other, "ws_tested"));
+      const tested = store.queue.publishTestEvent(
+        event("evt_tested", "ws_tested"),
+        "dst_ws_tested",
+      );
+      await waitUntilBlocked("the test event");
+      deletion.release();
+      await deletion.ended;
+      assert.equal(await tested, false);
+      assert.deepEqual(await leftOf("ws_tested"), []);
     });
   },
 );

@@ -335,8 +335,9 @@ function summary(
 
 /** Whether `error` is SQLite's refusal of a row whose foreign key names no row. */
 function isForeignKeyViolation(error: unknown): boolean {
-  // SQLITE_CONSTRAINT_FOREIGNKEY, the extended code node:sqlite reports.
-  return (error as { errcode?: unknown } | null)?.errcode === 787;
+  // SQLITE_CONSTRAINT_FOREIGNKEY, the extended code node:sqlite reports, or its message.
+  const { errcode, message } = (error ?? {}) as { errcode?: unknown; message?: unknown };
+  return errcode === 787 || (typeof message === "string" && message.includes("FOREIGN KEY"));
 }
 
 /** The workspaces of `events` that no longer exist. */
@@ -372,6 +373,8 @@ function withGone(
     queued.push(kept.queued[keptPosition] ?? null);
     const fanOut = kept.refused.get(keptPosition);
     if (fanOut !== undefined) refused.set(position, fanOut);
+    // A workspace deleted between the two writes is gone from the second.
+    if (kept.gone.has(keptPosition)) gonePositions.add(position);
     keptPosition += 1;
   }
   return { queued, refused, gone: gonePositions, handed: kept.handed };
@@ -466,7 +469,7 @@ async function writeInOneStatement(
 const oneStatementSql = perDatabase(
   (db) => `WITH ${batchTable(db, "$6")},
      live AS (SELECT id FROM workspaces
-              WHERE id IN (SELECT workspace_id FROM batch) FOR KEY SHARE),
+              WHERE id = ANY (ARRAY(SELECT workspace_id FROM batch)) FOR KEY SHARE),
      ${matchedCte(db, true)},
      refused AS (
        SELECT m.position, COUNT(*) AS fan_out
