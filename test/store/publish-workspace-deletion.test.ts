@@ -44,6 +44,18 @@ describe(
       createdAt: clock.now(),
     });
 
+    /** A workspace `id` with one destination, `dst_<id>`, subscribed to every event. */
+    const workspaceWithDestination = async (id: string): Promise<void> => {
+      await store.credentials.createWorkspace({ id, name: id });
+      await store.destinations.createDestination({
+        id: `dst_${id}`,
+        workspaceId: id,
+        url: `https://hooks.test/${id}`,
+        events: ["*"],
+        secretCiphertext: "sealed",
+      });
+    };
+
     before(async () => {
       dir = await tempDir();
       const location = await testDatabaseLocation(join(dir.path, "data"));
@@ -51,16 +63,7 @@ describe(
       await migrate(db);
       other = openDatabase(location);
       store = new SqlStore(db, clock);
-      for (const workspace of ["ws_doomed", "ws_kept"]) {
-        await store.credentials.createWorkspace({ id: workspace, name: workspace });
-        await store.destinations.createDestination({
-          id: `dst_${workspace}`,
-          workspaceId: workspace,
-          url: `https://hooks.test/${workspace}`,
-          events: ["*"],
-          secretCiphertext: "sealed",
-        });
-      }
+      for (const workspace of ["ws_doomed", "ws_kept"]) await workspaceWithDestination(workspace);
     });
 
     after(async () => {
@@ -123,17 +126,6 @@ describe(
       }
     };
 
-    const doomedWorkspace = async (id: string): Promise<void> => {
-      await store.credentials.createWorkspace({ id, name: id });
-      await store.destinations.createDestination({
-        id: `dst_${id}`,
-        workspaceId: id,
-        url: `https://hooks.test/${id}`,
-        events: ["*"],
-        secretCiphertext: "sealed",
-      });
-    };
-
     const deleteIn = async (tx: SqlExecutor, database: Database, id: string): Promise<void> => {
       assert.equal(await lockWorkspaceForDeletion(database, tx, id), true);
       await deleteWorkspaceAndContents(database, tx, id);
@@ -175,7 +167,7 @@ describe(
     });
 
     it("makes a deletion wait for a publish of its workspace in flight, which it then deletes", async () => {
-      await doomedWorkspace("ws_late");
+      await workspaceWithDestination("ws_late");
       // Another transaction's uncommitted event of the same id stops the publish at its
       // events' INSERT, after its statement has taken the workspace's row; rolled back later.
       const stopper = await heldOpen(
@@ -205,7 +197,7 @@ describe(
     });
 
     it("makes a test event wait for the deletion of its workspace, and write nothing", async () => {
-      await doomedWorkspace("ws_tested");
+      await workspaceWithDestination("ws_tested");
       const deletion = await heldOpen((tx) => deleteIn(tx, other, "ws_tested"));
       const tested = store.queue.publishTestEvent(
         event("evt_tested", "ws_tested"),
