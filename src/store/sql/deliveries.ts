@@ -378,8 +378,6 @@ const attemptColumns: readonly JsonColumn[] = [
   ["webhook_signature", "TEXT"],
 ];
 
-/** The attempts of a round that were made, as the hourly counters take them (SQLite's third statement). */
-
 /**
  * Records a batch of reports, durably. Only the claim that holds a delivery's lease may report
  * on it; returns, per report in order, whether it was recorded. A delivery reported twice in
@@ -703,9 +701,9 @@ export function heldCountSql(db: Database): string {
  * The backlog for the metrics, from indexes and the leases, never the table (decision 58):
  * - the oldest due is the first entry of `deliveries_due` (next_attempt_at, destination_id,
  *   lease_owner) WHERE lease_owner IS NULL AND next_attempt_at IS NOT NULL, the deliveries
- *   waiting for a worker (held ones sit at their circuit's end): one probe. SQLite: `SEARCH deliveries USING
- *   COVERING INDEX deliveries_due (next_attempt_at<?)`; PostgreSQL: `Limit -> Index Only Scan
- *   using deliveries_due`.
+ *   waiting for a worker (held ones sit at their circuit's end): one probe. SQLite: `SEARCH
+ *   deliveries USING COVERING INDEX deliveries_due (next_attempt_at<?)`; PostgreSQL: `Limit ->
+ *   Index Only Scan using deliveries_due`.
  * - the count is of three parts: the waiting (that index), a listen session's (its own
  *   index, `deliveries_listen_due`), and those a worker's claim holds (each lease's
  *   deliveries still pending under it, found by the primary key). It grows with the backlog,

@@ -5,7 +5,7 @@ import { notOperations } from "./workspaces.ts";
  * Call inside a transaction, first: locks the workspace's row for its deletion (`FOR UPDATE`
  * on PostgreSQL; SQLite's write transactions run one at a time). A create that references the
  * workspace then waits, and fails on its foreign key once the workspace is gone, and a publish
- * waits on the row it holds (\`FOR KEY SHARE\`, decision 60) and writes nothing of it, instead
+ * waits on the row it holds (`FOR KEY SHARE`, decision 60) and writes nothing of it, instead
  * of leaving a row behind that the deletion did not see. False: no such workspace.
  */
 export async function lockWorkspaceForDeletion(
