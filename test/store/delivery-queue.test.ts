@@ -11,7 +11,8 @@ import type {
 } from "../../src/interfaces.ts";
 import { deliveryId } from "../../src/crypto/tokens.ts";
 import { AppError } from "../../src/errors.ts";
-import { openStore } from "../../src/store/open-store.ts";
+import { openDatabase, openStore } from "../../src/store/open-store.ts";
+import { selectClaimed } from "../../src/store/sql/deliveries.ts";
 import { queryTestDatabase, testDatabaseLocation } from "../support/database.ts";
 import { manualClock } from "../support/clock.ts";
 import { claimUpTo } from "../support/delivery.ts";
@@ -944,6 +945,40 @@ describe("the delivery queue in the store", () => {
         (await store.destinations.getLastDelivery(workspace, first))?.status,
         "delivered",
       );
+    });
+
+    it("hands each delivery of a batch exactly as a claim's SELECT reads it", async () => {
+      await drain();
+      const destinations = [await destination(["*"]), await destination(["job.failed"])];
+      await store.destinations.updateDestination(workspace, destinations[0] as string, {
+        url: "https://hooks.test/renamed?x=1",
+      });
+      const { taker, seen } = recordingTaker(10);
+      store.queue.handDeliveriesTo(taker);
+      const events = [
+        { ...newEvent("job.completed"), traceparent: `00-${"ab".repeat(16)}-${"cd".repeat(8)}-01` },
+        newEvent("job.failed"),
+        { ...newEvent("job.failed"), body: '{"text":"\\u00e9 \\"quoted\\""}' },
+      ];
+      // One batch: published in the same turn.
+      await Promise.all(events.map((event) => store.queue.publishEvent(event)));
+      const handed = seen.taken.flatMap((batch) => batch.deliveries);
+      assert.equal(handed.length, 5, "every delivery of the batch is handed");
+
+      const db = openDatabase(location);
+      try {
+        const [lease = ""] = [...new Set(handed.map((delivery) => delivery.lease))];
+        const read = await selectClaimed(
+          db,
+          db,
+          handed.map((delivery) => delivery.seq),
+          lease,
+        );
+        assert.deepEqual(handed, read);
+      } finally {
+        await db.close();
+      }
+      await drain();
     });
 
     it("does not announce a batch it handed over whole, and hands nothing when the taker declines", async () => {

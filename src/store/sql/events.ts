@@ -6,7 +6,7 @@ import {
   type SqlExecutor,
   type SqlValue,
 } from "../database.ts";
-import { type ClaimedRow, insertLeaseSql, selectClaimed, toClaimedDelivery } from "./deliveries.ts";
+import { type ClaimedRow, insertLeaseSql, toClaimedDelivery } from "./deliveries.ts";
 
 /** Deliveries to write already claimed: the first `limit` of the batch, in publish order. */
 export interface PublishLease {
@@ -111,7 +111,7 @@ function insertDeliveries(db: Database): string {
  * The CTE `matched`: a row per delivery the batch would queue. With `forWorker` (PostgreSQL's
  * one statement), also what a worker needs of its destination, so that the statement returns
  * it without reading the destination again, and the destination's kind, which its fan-out
- * counts; SQLite reads those after its INSERT (`selectClaimed`), and sorts less without them.
+ * counts; SQLite reads those after its INSERT (`handedOf`), and sorts less without them.
  */
 function matchedCte(db: Database, forWorker: boolean): string {
   const destination = forWorker
@@ -511,8 +511,9 @@ const oneStatementSql = perDatabase(
 );
 
 /**
- * SQLite: the two INSERTs and the claim's SELECT, in the caller's transaction; the deliveries'
- * INSERT reads the batch's `routing` (its `routingValue`), not its bodies.
+ * SQLite: the two INSERTs, in the caller's transaction, and what the worker needs of the
+ * deliveries handed to it (`handedOf`); the deliveries' INSERT reads the batch's `routing`
+ * (its `routingValue`), not its bodies.
  */
 async function writeInTransaction(
   db: Database,
@@ -528,12 +529,74 @@ async function writeInTransaction(
   ]);
   const leased = rows
     .filter((row) => row.lease_owner !== null)
-    .map((row) => Number(row.seq))
-    .sort((a, b) => a - b);
-  if (lease !== null && leased.length > 0)
-    await tx.execute(insertLeaseSql, [lease.token, lease.until, JSON.stringify(leased)]);
-  return { rows, handed: await selectClaimed(db, tx, leased, lease?.token ?? "") };
+    .sort((a, b) => Number(a.seq) - Number(b.seq));
+  if (lease === null || leased.length === 0) return { rows, handed: [] };
+  const seqs = leased.map((row) => Number(row.seq));
+  await tx.execute(insertLeaseSql, [lease.token, lease.until, JSON.stringify(seqs)]);
+  return { rows, handed: await handedOf(db, tx, events, leased, lease.token) };
 }
+
+/**
+ * SQLite: the deliveries `leased` to the publish's worker as a claim returns them, in `seq`
+ * order: the event's body and trace context from the batch itself, and each destination read
+ * once, in the same transaction as the INSERT that matched it. A claim's SELECT
+ * (`selectClaimed`) reads the delivery, its event and its destination again for each row.
+ */
+async function handedOf(
+  db: Database,
+  tx: SqlExecutor,
+  events: readonly NewEvent[],
+  leased: readonly WrittenRow[],
+  lease: string,
+): Promise<ClaimedDelivery[]> {
+  const ids = [...new Set(leased.map((row) => row.destination_id))];
+  const destinations = new Map(
+    (await tx.query<HandedDestination>(handedDestinationsSql(db), [JSON.stringify(ids)])).map(
+      (row) => [row.id, row],
+    ),
+  );
+  const byId = new Map(events.map((event) => [event.id, event]));
+  return leased.map((row) => {
+    const event = byId.get(row.event_id);
+    const destination = destinations.get(row.destination_id);
+    if (event === undefined || destination === undefined)
+      throw new Error(`delivery ${row.seq} was written for an event or destination not found`);
+    return toClaimedDelivery(
+      {
+        seq: row.seq,
+        event_id: row.event_id,
+        event_type: row.event_type,
+        attempts: row.attempts,
+        retry_base: row.retry_base,
+        body: event.body,
+        traceparent: event.traceparent ?? null,
+        destination_id: destination.id,
+        url: destination.url,
+        active: destination.active,
+        deleted_at: destination.deleted_at,
+        secret_ciphertext: destination.secret_ciphertext,
+        workspace_id: destination.workspace_id,
+        circuit_opens: destination.circuit_opens,
+      },
+      lease,
+    );
+  });
+}
+
+interface HandedDestination extends Record<string, unknown> {
+  id: string;
+  url: string;
+  active: number | boolean;
+  deleted_at: number | string | null;
+  secret_ciphertext: string | null;
+  workspace_id: string;
+  circuit_opens: number | string;
+}
+
+const handedDestinationsSql = perDatabase(
+  (db) => `SELECT id, url, active, deleted_at, secret_ciphertext, workspace_id, circuit_opens
+     FROM destinations WHERE ${db.inJsonTexts("id", "$1")}`,
+);
 
 const insertEventsSql = perDatabase(
   (db) => `WITH ${batchTable(db, "$1")}
