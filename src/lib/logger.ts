@@ -78,12 +78,18 @@ const logFlushMs = 100;
  * during shutdown, V8 out of memory) loses it.
  */
 function standardOutput(): DestinationStream {
-  const output = new BlockOutput(1, { blockBytes: logBlockBytes, flushMs: logFlushMs });
-  process.once("exit", () => {
-    output.flushSync();
-  });
-  return output;
+  // One for the process, whatever the loggers: their lines share its blocks, in order.
+  if (stdout === null) {
+    const output = new BlockOutput(1, { blockBytes: logBlockBytes, flushMs: logFlushMs });
+    process.once("exit", () => {
+      output.flushSync();
+    });
+    stdout = output;
+  }
+  return stdout;
 }
+
+let stdout: BlockOutput | null = null;
 
 export interface LoggerOptions {
   /**
