@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomFillSync } from "node:crypto";
+import { hash, randomBytes, randomFillSync } from "node:crypto";
 
 /**
  * Random bytes for identifiers, drawn from a pool refilled 4 KiB at a time: one call into the
@@ -107,8 +107,9 @@ export function newPortalSessionToken(): string {
 
 /**
  * The stored form of an API or session token. A plain SHA-256 suffices (no slow KDF): the token has 256
- * bits of entropy, so the hash cannot be reversed by guessing.
+ * bits of entropy, so the hash cannot be reversed by guessing. Made once a request: the one-shot
+ * `hash` takes half the time of a `Hash` object (1.0 against 2.1 µs here).
  */
 export function hashToken(token: string): string {
-  return createHash("sha256").update(token, "utf8").digest("hex");
+  return hash("sha256", token, "hex");
 }

@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { describe, it } from "node:test";
-import { newEventId, newId } from "../../src/crypto/tokens.ts";
+import {
+  hashToken,
+  newApiToken,
+  newEventId,
+  newId,
+  newOperatorToken,
+} from "../../src/crypto/tokens.ts";
 
 describe("identifiers", () => {
   it("gives other resources a prefix and 96 random bits", () => {
@@ -30,5 +37,23 @@ describe("identifiers", () => {
   it("clamps times outside 48 bits instead of growing the id", () => {
     assert.match(newEventId(new Date(-1)), /^evt_000000000000[0-9a-f]{16}$/);
     assert.match(newEventId(new Date(8.64e15)), /^evt_ffffffffffff[0-9a-f]{16}$/);
+  });
+});
+
+describe("stored tokens", () => {
+  it("are the hex SHA-256 of the token's UTF-8, as every release has stored them", () => {
+    // A known answer, then tokens of every kind, a non-ASCII one among them (never issued,
+    // but presented ones are hashed too).
+    assert.equal(
+      hashToken("svc_test"),
+      createHash("sha256").update("svc_test", "utf8").digest("hex"),
+    );
+    assert.equal(
+      hashToken("abc"),
+      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    );
+    for (const token of [newApiToken(), newOperatorToken(), "svc_é\u{1F600}", ""]) {
+      assert.equal(hashToken(token), createHash("sha256").update(token, "utf8").digest("hex"));
+    }
   });
 });
