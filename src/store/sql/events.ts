@@ -428,7 +428,9 @@ function leaseValues(lease: PublishLease | null): SqlValue[] {
  * null). It holds each workspace of the batch (\`live\`: \`FOR KEY SHARE\`, once a workspace),
  * as the events' foreign key did once an event (decision 60): a workspace's deletion, which
  * holds its row \`FOR UPDATE\`, waits for the publish to commit and deletes its events, or the
- * publish waits for the deletion and writes nothing of the workspace.
+ * publish waits for the deletion and writes nothing of the workspace. The deliveries it hands to
+ * the publish's worker come back without their event's body and trace context, which are the
+ * batch's own (decision 61).
  */
 async function writeInOneStatement(
   db: Database,
@@ -459,9 +461,18 @@ async function writeInOneStatement(
   }
   for (const position of gone) refused.delete(position);
   const token = lease?.token ?? "";
-  const handed = rows
-    .filter((row) => row.lease_owner !== null)
-    .map((row) => toClaimedDelivery(row, token));
+  const byId = new Map(events.map((event) => [event.id, event]));
+  const handed: ClaimedDelivery[] = [];
+  for (const row of rows) {
+    if (row.lease_owner === null) continue;
+    // The body and trace context are the batch's own: the statement does not send them back.
+    const event = byId.get(row.event_id);
+    if (event === undefined)
+      throw new Error(`delivery ${row.seq} was written for an unknown event`);
+    row.body = event.body;
+    row.traceparent = event.traceparent ?? null;
+    handed.push(toClaimedDelivery(row, token));
+  }
   return { rows, handed, refused, gone };
 }
 
@@ -495,17 +506,14 @@ const oneStatementSql = perDatabase(
               FROM ins
               WHERE lease_owner IS NOT NULL HAVING COUNT(*) > 0)
      SELECT ins.seq, ins.event_id, ins.event_type, ins.attempts, ins.retry_base, ins.lease_owner,
-            CASE WHEN ins.lease_owner IS NULL THEN NULL ELSE b.body END AS body,
-            b.traceparent,
             m.destination_id, m.url, m.active, m.deleted_at, m.secret_ciphertext,
             m.workspace_id, m.circuit_opens,
             CAST(NULL AS INTEGER) AS refused_position, CAST(NULL AS BIGINT) AS fan_out
      FROM ins
-     JOIN batch b ON b.id = ins.event_id
      JOIN numbered m ON m.event_id = ins.event_id AND m.destination_id = ins.destination_id
      UNION ALL
-     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-            NULL, position, fan_out
+     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+            position, fan_out
      FROM refused
      ORDER BY seq`,
 );
