@@ -591,15 +591,11 @@ async function handedOf(
   });
 }
 
-interface HandedDestination extends Record<string, unknown> {
-  id: string;
-  url: string;
-  active: number | boolean;
-  deleted_at: number | string | null;
-  secret_ciphertext: string | null;
-  workspace_id: string;
-  circuit_opens: number | string;
-}
+/** A destination as a claim's row holds it (`ClaimedRow`), with its id. */
+type HandedDestination = Pick<
+  ClaimedRow,
+  "url" | "active" | "deleted_at" | "secret_ciphertext" | "workspace_id" | "circuit_opens"
+> & { id: string };
 
 const handedDestinationsSql = perDatabase(
   (db) => `SELECT id, url, active, deleted_at, secret_ciphertext, workspace_id, circuit_opens
