@@ -75,6 +75,14 @@ Examples:
       // The spans of the last requests and attempts go out before the process ends.
       await tracing?.shutdown();
       logger.info("stopped");
+      // The log's last blocks, written while there is an event loop: a block the exit found
+      // under way could be lost. A reader that takes nothing for 2 s is not waited for longer.
+      await new Promise<void>((resolve) => {
+        setTimeout(resolve, 2000).unref();
+        logger.flush(() => {
+          resolve();
+        });
+      });
       return { data: null, human: null };
     }),
   );
