@@ -466,9 +466,7 @@ async function writeInOneStatement(
   for (const row of rows) {
     if (row.lease_owner === null) continue;
     // The body and trace context are the batch's own: the statement does not send them back.
-    const event = byId.get(row.event_id);
-    if (event === undefined)
-      throw new Error(`delivery ${row.seq} was written for an unknown event`);
+    const event = batchEventOf(byId, row);
     row.body = event.body;
     row.traceparent = event.traceparent ?? null;
     handed.push(toClaimedDelivery(row, token));
@@ -565,10 +563,10 @@ async function handedOf(
   );
   const byId = new Map(events.map((event) => [event.id, event]));
   return leased.map((row) => {
-    const event = byId.get(row.event_id);
+    const event = batchEventOf(byId, row);
     const destination = destinations.get(row.destination_id);
-    if (event === undefined || destination === undefined)
-      throw new Error(`delivery ${row.seq} was written for an event or destination not found`);
+    if (destination === undefined)
+      throw new Error(`delivery ${row.seq} was written for a destination not found`);
     return toClaimedDelivery(
       {
         seq: row.seq,
@@ -589,6 +587,14 @@ async function handedOf(
       lease,
     );
   });
+}
+
+/** The event of the batch (`byId`, by event id) that `row`, a delivery just written, is of. */
+function batchEventOf(byId: ReadonlyMap<string, NewEvent>, row: WrittenRow): NewEvent {
+  const event = byId.get(row.event_id);
+  if (event === undefined)
+    throw new Error(`delivery ${row.seq} was written for an event not in its batch`);
+  return event;
 }
 
 /** A destination as a claim's row holds it (`ClaimedRow`), with its id. */
