@@ -14,7 +14,7 @@ import { DeliveryEvents } from "../../src/observability/delivery-events.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { eventually } from "../support/eventually.ts";
 import { testDatabaseLocation } from "../support/database.ts";
-import { claimUpTo, withOverrides } from "../support/delivery.ts";
+import { claimUpTo, withOverrides, workspaceWithDestination } from "../support/delivery.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -146,21 +146,8 @@ describe("fresh deliveries handed to the worker in the same process", () => {
     };
   };
 
-  /** A workspace with one destination subscribed to everything. */
-  const workspaceWithDestination = async (name: string): Promise<string> => {
-    const workspace = (await store.credentials.createWorkspace({ id: `ws_${name}`, name })).id;
-    await store.destinations.createDestination({
-      id: `dst_${name}`,
-      workspaceId: workspace,
-      url: `https://hooks.test/${name}`,
-      events: ["*"],
-      secretCiphertext: "sealed",
-    });
-    return workspace;
-  };
-
   it("takes fresh deliveries only while no backlog waits, and the backlog goes first", async () => {
-    const workspace = await workspaceWithDestination("hand");
+    const workspace = await workspaceWithDestination(store, "hand");
     const backlog = [await publish(workspace), await publish(workspace), await publish(workspace)];
     const { worker, claimed, handed, stop } = startWorker({ holdLookups: true, concurrency: 2 });
     try {
@@ -202,7 +189,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
   });
 
   it("waits for a publish's reservation without polling, then claims what fell due meanwhile", async () => {
-    const workspace = await workspaceWithDestination("steady");
+    const workspace = await workspaceWithDestination(store, "steady");
     // A delivery claimed elsewhere whose lease ends soon: due again, and nobody announces it.
     const abandoned = await publish(workspace);
     const [lost] = await claimUpTo(store, "crashed", 1, 200);
@@ -233,7 +220,7 @@ describe("fresh deliveries handed to the worker in the same process", () => {
   });
 
   it("never lets a claim and a publish's reservation count the same free slot", async () => {
-    const workspace = await workspaceWithDestination("slots");
+    const workspace = await workspaceWithDestination(store, "slots");
     const { worker, hooks, stop } = startWorker({ holdLookups: true, concurrency: 4 });
     try {
       let granted = 0;

@@ -15,6 +15,7 @@ import { testBackend } from "../support/backend.ts";
 import { manualClock } from "../support/clock.ts";
 import { testDatabaseLocation } from "../support/database.ts";
 import { tempDir } from "../support/temp.ts";
+import { workspaceWithDestination } from "../support/delivery.ts";
 
 /**
  * PostgreSQL's publish holds each workspace of its batch (`FOR KEY SHARE`) instead of checking
@@ -44,18 +45,6 @@ describe(
       createdAt: clock.now(),
     });
 
-    /** A workspace `id` with one destination, `dst_<id>`, subscribed to every event. */
-    const workspaceWithDestination = async (id: string): Promise<void> => {
-      await store.credentials.createWorkspace({ id, name: id });
-      await store.destinations.createDestination({
-        id: `dst_${id}`,
-        workspaceId: id,
-        url: `https://hooks.test/${id}`,
-        events: ["*"],
-        secretCiphertext: "sealed",
-      });
-    };
-
     before(async () => {
       dir = await tempDir();
       const location = await testDatabaseLocation(join(dir.path, "data"));
@@ -63,7 +52,7 @@ describe(
       await migrate(db);
       other = openDatabase(location);
       store = new SqlStore(db, clock);
-      for (const workspace of ["ws_doomed", "ws_kept"]) await workspaceWithDestination(workspace);
+      for (const name of ["doomed", "kept"]) await workspaceWithDestination(store, name);
     });
 
     after(async () => {
@@ -167,7 +156,7 @@ describe(
     });
 
     it("makes a deletion wait for a publish of its workspace in flight, which it then deletes", async () => {
-      await workspaceWithDestination("ws_late");
+      await workspaceWithDestination(store, "late");
       // Another transaction's uncommitted event of the same id stops the publish at its
       // events' INSERT, after its statement has taken the workspace's row; rolled back later.
       const stopper = await heldOpen(
@@ -197,12 +186,9 @@ describe(
     });
 
     it("makes a test event wait for the deletion of its workspace, and write nothing", async () => {
-      await workspaceWithDestination("ws_tested");
+      await workspaceWithDestination(store, "tested");
       const deletion = await heldOpen((tx) => deleteIn(tx, other, "ws_tested"));
-      const tested = store.queue.publishTestEvent(
-        event("evt_tested", "ws_tested"),
-        "dst_ws_tested",
-      );
+      const tested = store.queue.publishTestEvent(event("evt_tested", "ws_tested"), "dst_tested");
       await waitUntilBlocked("the test event");
       deletion.release();
       await deletion.ended;

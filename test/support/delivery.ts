@@ -7,6 +7,25 @@ import type { ReceivedRequest } from "./receiver.ts";
 import { testResolve } from "./server.ts";
 import type { TestCa } from "./tls.ts";
 
+/**
+ * A workspace `ws_<name>` with one destination, `dst_<name>`, subscribed to every event, made
+ * through the store; returns the workspace's id.
+ */
+export async function workspaceWithDestination(
+  store: Pick<Store, "credentials" | "destinations">,
+  name: string,
+): Promise<string> {
+  const workspace = (await store.credentials.createWorkspace({ id: `ws_${name}`, name })).id;
+  await store.destinations.createDestination({
+    id: `dst_${name}`,
+    workspaceId: workspace,
+    url: `https://hooks.test/${name}`,
+    events: ["*"],
+    secretCiphertext: "sealed",
+  });
+  return workspace;
+}
+
 /** Delivery settings for tests: loopback allowlisted, the test CA trusted, a short schedule. */
 export function deliveryEnv(ca: TestCa, extraResolve = ""): NodeJS.ProcessEnv {
   return {
