@@ -185,7 +185,11 @@ export class BlockOutput {
           return !this.#broken;
         }
         if (giveUpAt === Number.POSITIVE_INFINITY) giveUpAt = Date.now() + exitPatienceMs;
-        if (Date.now() >= giveUpAt) return false;
+        if (Date.now() >= giveUpAt) {
+          // Only the exit writes this way: lines logged after it would each wait as long.
+          this.#broken = true;
+          return false;
+        }
         Atomics.wait(pause, 0, 0, 1);
       }
     }

@@ -174,6 +174,26 @@ describe("standard output in blocks", { skip: sqlitePassOnly }, () => {
   );
 
   it(
+    "gives up at exit on a reader that takes nothing for 2 s, and waits no more for lines after",
+    { timeout: 20_000 },
+    async () => {
+      // Five lines logged after the exit's flush: each would wait its own 2 s if the output
+      // went on after giving up.
+      const { child } = writer(
+        count,
+        `process.on("exit", () => output.flushSync());
+         process.on("exit", () => { for (let n = 0; n < 5; n++) output.write("late\\n"); });
+         process.exit(0);`,
+      );
+      (child.stdout as Readable).pause();
+      const started = Date.now();
+      const [code] = (await once(child, "exit")) as [number | null];
+      assert.equal(code, 0);
+      assert.ok(Date.now() - started < 6000, `exited after ${Date.now() - started} ms`);
+    },
+  );
+
+  it(
     "drops its lines once the pipe's reader is gone, and the process goes on",
     { timeout: 20_000 },
     async () => {
