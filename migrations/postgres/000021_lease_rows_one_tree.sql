@@ -1,0 +1,5 @@
+-- Nothing on PostgreSQL: SQLite's 000021 rebuilds its lease table as one B-tree, because each
+-- SQLite commit writes every page it touched to the WAL whole, three of them for a lease row
+-- (issue 32, decision 62). PostgreSQL's WAL records the row and its two index entries, not
+-- their pages, and its expiry index keeps a claim's search for leases that ran out off the
+-- dead rows a busy table holds between vacuums.
