@@ -59,8 +59,11 @@ export async function startTerminal(
     .map(shellQuote)
     .join(" ");
   // Through a shell that outlives svc and shows its exit status: tmux's own record of it
-  // (#{pane_dead_status}) proved unreliable when its child is node itself.
-  const shellCommand = `${command}; echo "[svc exited $?]"`;
+  // (#{pane_dead_status}) proved unreliable when its child is node itself. The shell then
+  // waits (until \`close\` kills the server): a pane whose last process exits right after
+  // writing can lose that last line (under load, the screen once showed the pane dead with
+  // status 0, the echo's, but not the echo's line).
+  const shellCommand = `${command}; echo "[svc exited $?]"; exec sleep 86400`;
   await startSession(tmux, size, shellCommand).catch(async (error: unknown) => {
     await dir.cleanup();
     throw error;
