@@ -130,6 +130,30 @@ describe("SqliteDatabase", () => {
     assert.deepEqual(names, ["g1", "g3"]);
   });
 
+  it("fails a batch's first transaction alone, the ones after it committed", async () => {
+    const insert = "INSERT INTO items (name, flag) VALUES ($1, $2)";
+    const outcomes = await Promise.allSettled([
+      db.transaction(async (tx) => {
+        await tx.execute(insert, ["h1", 0]);
+        throw new Error("the first fails");
+      }),
+      db.transaction((tx) => tx.execute(insert, ["h2", 0])),
+      db.transaction(async (tx) => {
+        await tx.execute(insert, ["h3", 0]);
+        throw new Error("so does the last");
+      }),
+      db.transaction((tx) => tx.execute(insert, ["h4", 0])),
+    ]);
+    assert.deepEqual(
+      outcomes.map((outcome) => outcome.status),
+      ["rejected", "fulfilled", "rejected", "fulfilled"],
+    );
+    const names = (
+      await db.query<{ name: string }>("SELECT name FROM items WHERE name LIKE 'h%' ORDER BY name")
+    ).map((row) => row.name);
+    assert.deepEqual(names, ["h2", "h4"]);
+  });
+
   it("applies migrations once, however often it is asked", async () => {
     const fresh = new SqliteDatabase(join(dir.path, "migrated.db"));
     try {
