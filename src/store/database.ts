@@ -26,6 +26,13 @@ export interface TransactionOptions {
    * read is durable. SQLite then skips waiting for its own fsync; PostgreSQL ignores it.
    */
   readonly durable?: boolean;
+  /**
+   * True for a transaction whose writes are bounded by a batch's size (a publish, a round of
+   * results, a claim), never by a tenant's rows. SQLite then keeps the copies of the pages it
+   * changes, which it holds to undo one statement or savepoint, in memory instead of spilling
+   * them to a temporary file past 64 KiB (decision 62); PostgreSQL ignores it.
+   */
+  readonly bounded?: boolean;
 }
 
 export interface Database extends SqlExecutor {

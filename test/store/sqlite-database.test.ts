@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import type { SqlExecutor } from "../../src/store/database.ts";
 import { SqliteDatabase } from "../../src/store/sqlite/sqlite-database.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { eventually } from "../support/eventually.ts";
@@ -152,6 +153,28 @@ describe("SqliteDatabase", () => {
       await db.query<{ name: string }>("SELECT name FROM items WHERE name LIKE 'h%' ORDER BY name")
     ).map((row) => row.name);
     assert.deepEqual(names, ["h2", "h4"]);
+  });
+
+  it("keeps the undo copies of a batch of bounded transactions in memory, and of any other in SQLite's files", async () => {
+    const tempStore = async (tx: SqlExecutor): Promise<number> => {
+      const [row] = await tx.query<{ temp_store: number }>("PRAGMA temp_store");
+      return Number(row?.temp_store);
+    };
+    const [bounded, alone, mixedBounded, mixedOther] = await Promise.all([
+      db.transaction(tempStore, { bounded: true }),
+      new Promise<number>((resolve) => setImmediate(resolve, 0)).then(() =>
+        db.transaction(tempStore),
+      ),
+      new Promise<number>((resolve) => setTimeout(resolve, 20, 0)).then(() =>
+        db.transaction(tempStore, { bounded: true }),
+      ),
+      new Promise<number>((resolve) => setTimeout(resolve, 20, 0)).then(() =>
+        db.transaction(tempStore),
+      ),
+    ]);
+    // 2 is MEMORY, 0 SQLite's default (files).
+    assert.deepEqual([bounded, alone, mixedBounded, mixedOther], [2, 0, 0, 0]);
+    assert.equal(await tempStore(db), 0, "reads between batches sort in SQLite's files");
   });
 
   it("applies migrations once, however often it is asked", async () => {

@@ -118,7 +118,7 @@ export async function claimDueDeliveries(
       }
       return selectClaimed(db, tx, picked, lease);
     },
-    { durable: false },
+    { durable: false, bounded: true },
   );
 }
 
@@ -435,7 +435,7 @@ export async function finishAttempts(
   };
   return db.writesInCtes && rounds.length === 1 && failing.size === 0
     ? record(db)
-    : db.transaction(record);
+    : db.transaction(record, { bounded: true });
 }
 
 /**

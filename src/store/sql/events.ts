@@ -216,29 +216,35 @@ async function publishInTransaction(
   // refused before, which would otherwise pay a whole write, undone, on each publish.
   const refusedBefore = workspacesRefused(db);
   if (events.some((event) => refusedBefore.has(event.workspaceId))) {
-    return db.transaction(async (tx) => {
-      const routing = routingValue(events);
-      const refused = await selectRefusedFanOuts(db, tx, routing, fanOutLimits);
-      return summary(events, refused, await writeKept(db, tx, events, refused, lease, routing));
-    });
+    return db.transaction(
+      async (tx) => {
+        const routing = routingValue(events);
+        const refused = await selectRefusedFanOuts(db, tx, routing, fanOutLimits);
+        return summary(events, refused, await writeKept(db, tx, events, refused, lease, routing));
+      },
+      { bounded: true },
+    );
   }
-  return db.transaction(async (tx) => {
-    await tx.execute("SAVEPOINT fan_out");
-    const written = await writeInTransaction(db, tx, events, routingValue(events), lease);
-    const refused = fanOutsOver(events, written.rows, fanOutLimits);
-    if (refused.size === 0) {
+  return db.transaction(
+    async (tx) => {
+      await tx.execute("SAVEPOINT fan_out");
+      const written = await writeInTransaction(db, tx, events, routingValue(events), lease);
+      const refused = fanOutsOver(events, written.rows, fanOutLimits);
+      if (refused.size === 0) {
+        await tx.execute("RELEASE fan_out");
+        return summary(events, refused, written);
+      }
+      await tx.execute("ROLLBACK TO fan_out");
       await tx.execute("RELEASE fan_out");
-      return summary(events, refused, written);
-    }
-    await tx.execute("ROLLBACK TO fan_out");
-    await tx.execute("RELEASE fan_out");
-    if (refusedBefore.size >= maxWorkspacesRefused) refusedBefore.clear();
-    for (const position of refused.keys()) {
-      const event = events[position];
-      if (event !== undefined) refusedBefore.add(event.workspaceId);
-    }
-    return summary(events, refused, await writeKept(db, tx, events, refused, lease));
-  });
+      if (refusedBefore.size >= maxWorkspacesRefused) refusedBefore.clear();
+      for (const position of refused.keys()) {
+        const event = events[position];
+        if (event !== undefined) refusedBefore.add(event.workspaceId);
+      }
+      return summary(events, refused, await writeKept(db, tx, events, refused, lease));
+    },
+    { bounded: true },
+  );
 }
 
 /**

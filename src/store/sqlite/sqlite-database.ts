@@ -45,6 +45,8 @@ interface QueuedTransaction {
   readonly work: (tx: SqlExecutor) => Promise<unknown>;
   /** False for a transaction whose own changes need not survive a crash (a claim). */
   readonly durable: boolean;
+  /** True for a transaction whose writes a batch's size bounds (`TransactionOptions`). */
+  readonly bounded: boolean;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -65,6 +67,8 @@ export class SqliteDatabase implements Database {
   readonly #statements = new Map<string, StatementSync>();
   /** True while a transaction holds the connection; `#transactionDone` settles when it ends. */
   #inTransaction = false;
+  /** Whether SQLite keeps its undo copies in memory now (`#keepUndoInMemory`). */
+  #undoInMemory = false;
   #transactionDone: Promise<void> = Promise.resolve();
   readonly #queued: QueuedTransaction[] = [];
   #committing: Promise<void> | null = null;
@@ -207,6 +211,7 @@ export class SqliteDatabase implements Database {
       this.#queued.push({
         work,
         durable: options.durable ?? true,
+        bounded: options.bounded ?? false,
         resolve: resolve as (value: unknown) => void,
         reject,
       });
@@ -245,6 +250,7 @@ export class SqliteDatabase implements Database {
     }[] = [];
     let wrote = false;
     try {
+      this.#keepUndoInMemory(batch.every((unit) => unit.bounded));
       // IMMEDIATE takes the write lock now, so that another process's writer makes us wait
       // here (busy_timeout) instead of failing half-way through.
       this.#db.exec("BEGIN IMMEDIATE");
@@ -294,6 +300,7 @@ export class SqliteDatabase implements Database {
       for (const unit of batch) unit.reject(failure);
       return;
     } finally {
+      this.#keepUndoInMemory(false);
       this.#inTransaction = false;
       release();
     }
@@ -305,6 +312,21 @@ export class SqliteDatabase implements Database {
         unit.reject(error);
       });
     }
+  }
+
+  /**
+   * SQLite holds a copy of each page a statement or a savepoint changes, to undo it, and past
+   * 64 KiB spills the copies to a temporary file (created, written, read and unlinked each
+   * time), which a publish's or a round's savepoint and statements passed on most batches
+   * (decision 62). For a batch of bounded transactions the copies stay in memory (`temp_store
+   * = MEMORY`), and after it the setting is SQLite's again, for everything else: a workspace's
+   * deletion, whose copies grow with its rows, and the sorts of reads run meanwhile.
+   */
+  #keepUndoInMemory(inMemory: boolean): void {
+    if (this.#undoInMemory === inMemory) return;
+    // Not a prepared statement: SQLite applies this PRAGMA when it compiles it.
+    this.#db.exec(`PRAGMA temp_store = ${inMemory ? "MEMORY" : "DEFAULT"}`);
+    this.#undoInMemory = inMemory;
   }
 
   /**
