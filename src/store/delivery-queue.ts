@@ -56,9 +56,14 @@ export interface DeliveryQueue {
    * destination (active, not deleted, subscribed by name or `*`) in one transaction.
    * Returns how many deliveries were queued. With `fanOutLimit`, an event that would reach
    * more webhook destinations than that is refused, nothing of it written:
-   * `event_fan_out_exceeded` (decision 39).
+   * `event_fan_out_exceeded` (decision 39). `reach`: the most webhook destinations the
+   * event's workspace may hold (its destination limit); a batch whose events may reach few
+   * enough lets SQLite keep its undo copies in memory (decision 62).
    */
-  publishEvent(event: NewEvent, options?: { fanOutLimit?: number }): Promise<number>;
+  publishEvent(
+    event: NewEvent,
+    options?: { fanOutLimit?: number; reach?: number },
+  ): Promise<number>;
 
   /**
    * A test event (decision 40): the event and one pending delivery to `destinationId` alone,
@@ -129,6 +134,8 @@ export interface DeliveryQueue {
 interface Publish {
   readonly event: NewEvent;
   readonly fanOutLimit: number;
+  /** The most destinations its workspace may hold (Infinity: not known). */
+  readonly reach: number;
 }
 
 /**
@@ -220,9 +227,13 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
     );
   }
 
-  async publishEvent(event: NewEvent, options: { fanOutLimit?: number } = {}): Promise<number> {
+  async publishEvent(
+    event: NewEvent,
+    options: { fanOutLimit?: number; reach?: number } = {},
+  ): Promise<number> {
     const fanOutLimit = options.fanOutLimit ?? Number.MAX_SAFE_INTEGER;
-    const published = await this.#publishes.add({ event, fanOutLimit });
+    const reach = options.reach ?? Number.POSITIVE_INFINITY;
+    const published = await this.#publishes.add({ event, fanOutLimit, reach });
     if (typeof published === "number") return published;
     if ("gone" in published) {
       throw new AppError(
@@ -288,6 +299,7 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
         events,
         lease,
         publishes.map((publish) => publish.fanOutLimit),
+        publishes.map((publish) => publish.reach),
       );
     } catch (error) {
       taker?.take(reserved, []);

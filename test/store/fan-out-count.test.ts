@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { NewEvent } from "../../src/interfaces.ts";
-import type { Database, SqlExecutor } from "../../src/store/database.ts";
+import type { Database, SqlExecutor, TransactionOptions } from "../../src/store/database.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
 import { publishEvents } from "../../src/store/sql/events.ts";
@@ -26,6 +26,8 @@ describe(
     let db: Database;
     let store: SqlStore;
     const statements: string[] = [];
+    /** Whether each transaction was run as bounded (its undo copies in memory: decision 62). */
+    const bounded: boolean[] = [];
     /** The database, with every statement its transactions run written down. */
     let recording: Database;
     let counter = 0;
@@ -65,8 +67,10 @@ describe(
       recording = new Proxy(db, {
         get(target, name) {
           if (name === "transaction") {
-            return (work: (tx: SqlExecutor) => Promise<unknown>) =>
-              target.transaction((tx) => work(recorded(tx)));
+            return (work: (tx: SqlExecutor) => Promise<unknown>, options?: TransactionOptions) => {
+              bounded.push(options?.bounded ?? false);
+              return target.transaction((tx) => work(recorded(tx)), options);
+            };
           }
           const value = Reflect.get(target, name) as unknown;
           return typeof value === "function"
@@ -143,6 +147,33 @@ describe(
         ["ws_narrow", "ws_narrow", "ws_narrow", "ws_narrow"],
         "no event of the workspace over its limit was written",
       );
+    });
+
+    it("keeps a batch's undo copies in memory only while its workspaces may hold 16,384 destinations in all", async () => {
+      const boundedWith = async (workspaces: string[], reach?: number) => {
+        bounded.length = 0;
+        await publishEvents(
+          recording,
+          workspaces.map(event),
+          null,
+          workspaces.map(() => 2),
+          reach === undefined ? undefined : workspaces.map(() => reach),
+        );
+        return bounded;
+      };
+      const narrow = Array.from({ length: 40 }, () => "ws_narrow");
+      assert.deepEqual(await boundedWith(narrow, 16_384), [true], "one workspace counts once");
+      assert.deepEqual(
+        await boundedWith(["ws_narrow", "ws_wide"], 8_192),
+        [true],
+        "two workspaces of 8,192 destinations",
+      );
+      assert.deepEqual(
+        await boundedWith(["ws_narrow", "ws_wide"], 8_193),
+        [false],
+        "two workspaces of 8,193",
+      );
+      assert.deepEqual(await boundedWith(["ws_narrow"]), [false], "a reach not known");
     });
   },
 );

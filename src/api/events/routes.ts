@@ -50,7 +50,10 @@ export function registerEventRoutes(app: FastifyInstance, dependencies: ApiDepen
   /** The event and its deliveries (or its test's one delivery, to `destination`). */
   const write = (event: NewEvent, destination: string | undefined): Promise<unknown> =>
     destination === undefined
-      ? store.queue.publishEvent(event, { fanOutLimit: limits.eventFanOutLimit })
+      ? store.queue.publishEvent(event, {
+          fanOutLimit: limits.eventFanOutLimit,
+          reach: limits.destinationLimit,
+        })
       : publishTest(event, destination);
 
   app.post(routePath(publish), options, async (request, reply) => {

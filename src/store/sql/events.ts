@@ -174,6 +174,8 @@ export async function publishEvents(
   events: readonly NewEvent[],
   lease: PublishLease | null,
   fanOutLimits: readonly number[],
+  /** By position, the most destinations each event's workspace may hold (SQLite's undo copies). */
+  reaches: readonly number[] = [],
 ): Promise<PublishedBatch> {
   if (events.length === 0) return { queued: [], refused: new Map(), gone: new Set(), handed: [] };
   if (db.writesInCtes) {
@@ -181,7 +183,7 @@ export async function publishEvents(
     return summary(events, written.refused, written, written.gone);
   }
   try {
-    return await publishInTransaction(db, events, lease, fanOutLimits);
+    return await publishInTransaction(db, events, lease, fanOutLimits, reaches);
   } catch (error) {
     // SQLite checks events' foreign key to their workspace. A workspace deleted after its
     // caller was let in takes none of the other workspaces' events down with its own: the
@@ -197,9 +199,36 @@ export async function publishEvents(
         events.filter((event) => !gone.has(event.workspaceId)),
         lease,
         fanOutLimits.filter((_limit, position) => !gone.has(events[position]?.workspaceId ?? "")),
+        reaches.filter((_reach, position) => !gone.has(events[position]?.workspaceId ?? "")),
       ),
     );
   }
+}
+
+/**
+ * The most destinations a publish batch may reach for its transaction to count as bounded
+ * (decision 62). SQLite copies, to undo the deliveries' INSERT, the leaf of each destination's
+ * range in `deliveries_by_destination` that it adds to: up to one page (4 KiB) per destination
+ * reached, 64 MiB here, kept in memory for a bounded transaction. An event's reach is its
+ * workspace's destination limit, not its fan-out limit: an event over that limit is written
+ * whole before it is refused. A batch that may reach more, or whose reach is not known, has
+ * SQLite spill its copies to temporary files, as any other transaction does.
+ */
+const boundedReach = 16_384;
+
+/**
+ * Whether a batch's events together may reach at most `boundedReach` destinations: the events
+ * of one workspace reach its destinations, so each workspace counts once.
+ */
+function undoCopiesBounded(events: readonly NewEvent[], reaches: readonly number[]): boolean {
+  const byWorkspace = new Map<string, number>();
+  for (const [position, event] of events.entries()) {
+    const reach = reaches[position] ?? Number.POSITIVE_INFINITY;
+    byWorkspace.set(event.workspaceId, Math.max(byWorkspace.get(event.workspaceId) ?? 0, reach));
+  }
+  let reach = 0;
+  for (const workspaceReach of byWorkspace.values()) reach += workspaceReach;
+  return reach <= boundedReach;
 }
 
 /** SQLite: a publish's writes, each event's fan-out counted (`publishEvents`). */
@@ -208,6 +237,7 @@ async function publishInTransaction(
   events: readonly NewEvent[],
   lease: PublishLease | null,
   fanOutLimits: readonly number[],
+  reaches: readonly number[],
 ): Promise<PublishedBatch> {
   // SQLite writes the batch and counts each event's fan-out from the deliveries it wrote; an
   // event over its limit takes the batch back to the savepoint, and the others are written
@@ -215,36 +245,31 @@ async function publishInTransaction(
   // every batch (decision 59); it is kept for a batch with an event of a workspace that was
   // refused before, which would otherwise pay a whole write, undone, on each publish.
   const refusedBefore = workspacesRefused(db);
+  const options = { bounded: undoCopiesBounded(events, reaches) };
   if (events.some((event) => refusedBefore.has(event.workspaceId))) {
-    return db.transaction(
-      async (tx) => {
-        const routing = routingValue(events);
-        const refused = await selectRefusedFanOuts(db, tx, routing, fanOutLimits);
-        return summary(events, refused, await writeKept(db, tx, events, refused, lease, routing));
-      },
-      { bounded: true },
-    );
+    return db.transaction(async (tx) => {
+      const routing = routingValue(events);
+      const refused = await selectRefusedFanOuts(db, tx, routing, fanOutLimits);
+      return summary(events, refused, await writeKept(db, tx, events, refused, lease, routing));
+    }, options);
   }
-  return db.transaction(
-    async (tx) => {
-      await tx.execute("SAVEPOINT fan_out");
-      const written = await writeInTransaction(db, tx, events, routingValue(events), lease);
-      const refused = fanOutsOver(events, written.rows, fanOutLimits);
-      if (refused.size === 0) {
-        await tx.execute("RELEASE fan_out");
-        return summary(events, refused, written);
-      }
-      await tx.execute("ROLLBACK TO fan_out");
+  return db.transaction(async (tx) => {
+    await tx.execute("SAVEPOINT fan_out");
+    const written = await writeInTransaction(db, tx, events, routingValue(events), lease);
+    const refused = fanOutsOver(events, written.rows, fanOutLimits);
+    if (refused.size === 0) {
       await tx.execute("RELEASE fan_out");
-      if (refusedBefore.size >= maxWorkspacesRefused) refusedBefore.clear();
-      for (const position of refused.keys()) {
-        const event = events[position];
-        if (event !== undefined) refusedBefore.add(event.workspaceId);
-      }
-      return summary(events, refused, await writeKept(db, tx, events, refused, lease));
-    },
-    { bounded: true },
-  );
+      return summary(events, refused, written);
+    }
+    await tx.execute("ROLLBACK TO fan_out");
+    await tx.execute("RELEASE fan_out");
+    if (refusedBefore.size >= maxWorkspacesRefused) refusedBefore.clear();
+    for (const position of refused.keys()) {
+      const event = events[position];
+      if (event !== undefined) refusedBefore.add(event.workspaceId);
+    }
+    return summary(events, refused, await writeKept(db, tx, events, refused, lease));
+  }, options);
 }
 
 /**

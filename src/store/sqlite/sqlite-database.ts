@@ -197,9 +197,9 @@ export class SqliteDatabase implements Database {
 
   /**
    * Group commit: transactions requested while one batch runs are queued and run next, one
-   * after another inside a single BEGIN IMMEDIATE … COMMIT, each but the first within its own
-   * savepoint. A transaction that fails is rolled back (to its savepoint, or whole with a new
-   * BEGIN after it if it is the first) and fails alone; the others commit
+   * after another inside a single BEGIN IMMEDIATE … COMMIT, each within its own savepoint
+   * (unless it is alone). A transaction that fails is rolled back to its savepoint (or whole,
+   * if alone) and fails alone; the others commit
    * together, so many concurrent changes share one fsync. Each caller's promise settles only
    * after the COMMIT that made its change durable (or failed).
    */
@@ -249,22 +249,24 @@ export class SqliteDatabase implements Database {
       needsThisCommit: boolean;
     }[] = [];
     let wrote = false;
+    // A batch of one transaction runs it without a savepoint: there is nothing of another to
+    // keep if it fails, and a savepoint has SQLite copy each page that the transaction changes
+    // first (most batches are of one; decision 62). A batch of several gives each its own, and
+    // holds the write lock from its BEGIN to its COMMIT whatever fails.
+    const alone = batch.length === 1;
+    let rolledBack = false;
     try {
       this.#keepUndoInMemory(batch.every((unit) => unit.bounded));
       // IMMEDIATE takes the write lock now, so that another process's writer makes us wait
       // here (busy_timeout) instead of failing half-way through.
       this.#db.exec("BEGIN IMMEDIATE");
-      for (const [index, unit] of batch.entries()) {
+      for (const unit of batch) {
         wrote ||= unit.durable;
         const needsThisCommit = wrote;
-        // The first unit runs without a savepoint: nothing of another is in the transaction to
-        // keep if it fails, and a savepoint has SQLite copy each page that the unit changes
-        // first (most batches are of one unit; decision 62).
-        const first = index === 0;
-        if (!first) this.#db.exec("SAVEPOINT unit");
+        if (!alone) this.#db.exec("SAVEPOINT unit");
         try {
           const result = await unit.work(this.#direct);
-          if (!first) this.#db.exec("RELEASE unit");
+          if (!alone) this.#db.exec("RELEASE unit");
           outcomes.push({
             unit,
             settle: () => {
@@ -276,9 +278,9 @@ export class SqliteDatabase implements Database {
           // SQLite rolls the whole transaction back by itself on some errors (a full disk):
           // then there is no savepoint to return to, and the batch fails with this error.
           if (!this.#db.isTransaction) throw error;
-          if (first) {
+          if (alone) {
             this.#db.exec("ROLLBACK");
-            this.#db.exec("BEGIN IMMEDIATE");
+            rolledBack = true;
           } else {
             this.#db.exec("ROLLBACK TO unit");
             this.#db.exec("RELEASE unit");
@@ -292,7 +294,7 @@ export class SqliteDatabase implements Database {
           });
         }
       }
-      this.#db.exec("COMMIT");
+      if (!rolledBack) this.#db.exec("COMMIT");
     } catch (error) {
       // BEGIN or COMMIT failed (the lock was not had, the disk is full): nothing is durable.
       if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
@@ -300,9 +302,23 @@ export class SqliteDatabase implements Database {
       for (const unit of batch) unit.reject(failure);
       return;
     } finally {
-      this.#keepUndoInMemory(false);
       this.#inTransaction = false;
       release();
+      try {
+        this.#keepUndoInMemory(false);
+      } catch {
+        // It cannot fail between transactions without a TEMP database, which this connection
+        // never opens; if it did, the setting stays and the next batch sets it again.
+      }
+    }
+    if (rolledBack) {
+      // Nothing was written: its caller is answered once what it could read is durable.
+      for (const { unit, settle } of outcomes) {
+        this.#durableUpTo(this.#committed).then(settle, (error: unknown) => {
+          unit.reject(error);
+        });
+      }
+      return;
     }
     this.#storage.wrote();
     const commit = ++this.#committed;
