@@ -28,7 +28,7 @@ const postgres = process.argv.includes("--postgres");
 const seconds = Number(argument("--seconds") ?? 15);
 
 /** The part of the server a sample is charged to, from its object file and symbol. */
-export function partOf(object: string, symbol: string): string {
+function partOf(object: string, symbol: string): string {
   if (object.startsWith("[kernel")) return "kernel";
   if (object.startsWith("[JIT]") || symbol.startsWith("JS:")) {
     const own = /\/dist\/src\/([\w-]+)\//.exec(symbol);
@@ -77,7 +77,7 @@ function samplesOf(data: string): Map<string, { object: string; symbol: string; 
   return samples;
 }
 
-async function serverPids(parent: number, tree: string): Promise<number | null> {
+async function serverPid(parent: number, tree: string): Promise<number | null> {
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -133,7 +133,7 @@ async function main(): Promise<void> {
         failed(new Error(`bench:paired ended early:\n${output}`));
       });
     });
-    const pids = await Promise.all([serverPids(pairedPid, a), serverPids(pairedPid, b)]);
+    const pids = await Promise.all([serverPid(pairedPid, a), serverPid(pairedPid, b)]);
     if (pids.includes(null)) throw new Error("the two servers were not found");
     progress(`perf: recording both servers for ${seconds} s…`);
     const recorded = pids.map((pid, index) => {

@@ -27,10 +27,11 @@ export interface TransactionOptions {
    */
   readonly durable?: boolean;
   /**
-   * True for a transaction whose writes are bounded by a batch's size (a publish, a round of
-   * results, a claim), never by a tenant's rows. SQLite then keeps the copies of the pages it
-   * changes, which it holds to undo one statement or savepoint, in memory instead of spilling
-   * them to a temporary file past 64 KiB (decision 62); PostgreSQL ignores it.
+   * True for a transaction whose changes to existing pages are bounded by a batch's size,
+   * never by a tenant's rows: a round of results, a claim, a publish whose workspaces may hold
+   * few enough destinations. SQLite then keeps the copies of those pages, which it holds to
+   * undo one statement or savepoint, in memory instead of spilling them to a temporary file
+   * past 64 KiB (decision 62); PostgreSQL ignores it.
    */
   readonly bounded?: boolean;
 }
