@@ -15,7 +15,11 @@ import { ServiceMetrics } from "../observability/metrics.ts";
 import type { Tracing } from "../observability/tracing/tracing.ts";
 import { PortSet } from "../net/port-set.ts";
 import { isPostgresUrl, openStore, redactDatabase } from "../store/open-store.ts";
-import { PostgresWakeUps } from "../store/postgres/deliveries-listener.ts";
+import {
+  apiKeysChannel,
+  PostgresChannelListener,
+  PostgresWakeUps,
+} from "../store/postgres/channel-listener.ts";
 import { serverResolver, startDelivery } from "./delivery.ts";
 import { establishEncryptionKey } from "./encryption-key-check.ts";
 import { startOperations } from "./operations.ts";
@@ -134,6 +138,17 @@ async function startOn(config: ServerConfig, seams: ServerSeams): Promise<Runnin
           tracing,
         }),
       );
+    }
+    if (postgres && config.role !== "worker") {
+      // A request's key from memory while every change to api_keys is heard (decision 63).
+      const keyChanges = new PostgresChannelListener(
+        location,
+        apiKeysChannel,
+        "changes to API keys",
+        logger,
+      );
+      started.push(keyChanges);
+      store.credentials.cacheApiKeys(keyChanges);
     }
     app =
       config.role === "worker"

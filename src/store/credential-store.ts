@@ -14,6 +14,7 @@ import type {
   Workspace,
 } from "../interfaces.ts";
 import type { Database } from "./database.ts";
+import type { ApiKeyCache, ChangeFeed } from "./api-key-cache.ts";
 import { Batcher } from "./batcher.ts";
 import {
   insertApiKey,
@@ -74,6 +75,12 @@ export interface CredentialStore {
 
   /** An unrevoked, unexpired key by the hash of its token. */
   findActiveApiKey(tokenHash: string): Promise<ApiKey | null>;
+
+  /**
+   * Keeps the keys it finds in memory while `changes` hears of every change to them (decision
+   * 63); without it, each lookup reads the database.
+   */
+  cacheApiKeys(changes: ChangeFeed): void;
 
   /** Returns false when there is no such key; revoking twice is not an error. */
   revokeApiKey(id: string): Promise<boolean>;
@@ -156,17 +163,20 @@ export interface CredentialStore {
 /** The CredentialStore over any `Database`: the SQL is in `./sql/`. */
 export class SqlCredentialStore extends SqlSlice implements CredentialStore {
   /**
-   * API key lookups, one per request, gathered like the writes: a burst of requests costs
-   * one SELECT. Each batch reads afresh, so a revocation counts from its commit on.
+   * API key lookups, one per request not answered from `#keyCache`, gathered like the
+   * writes: a burst of requests costs one SELECT. Each batch reads afresh.
    */
   readonly #keyLookups: Batcher<string, ApiKey | null>;
+  /** Keys found, while changes to them are heard (decision 63); shared with the workspaces. */
+  readonly #keyCache: ApiKeyCache;
   /** Uses of keys to write, gathered: a burst of first uses costs one UPDATE. */
   readonly #keyUses: Batcher<string, undefined>;
   /** When this process last wrote each key's use (bounded by the number of keys). */
   readonly #keyUseWritten = new Map<string, number>();
 
-  constructor(db: Database, clock: Clock) {
+  constructor(db: Database, clock: Clock, keyCache: ApiKeyCache) {
     super(db, clock);
+    this.#keyCache = keyCache;
     this.#keyLookups = new Batcher((hashes) => selectActiveApiKeysByHash(this.db, hashes), {
       maxBatch,
     });
@@ -197,14 +207,23 @@ export class SqlCredentialStore extends SqlSlice implements CredentialStore {
   }
 
   async findActiveApiKey(tokenHash: string): Promise<ApiKey | null> {
-    const key = await this.#keyLookups.add(tokenHash);
+    const key = await this.#keyCache.find(tokenHash, (hash) => this.#keyLookups.add(hash));
     // Expiry is judged here, on this process's clock, so the batched lookup needs no time.
     const expired = key?.expiresAt != null && key.expiresAt.getTime() <= this.now();
     return expired ? null : key;
   }
 
-  revokeApiKey(id: string): Promise<boolean> {
-    return revokeApiKey(this.db, id, this.now());
+  cacheApiKeys(changes: ChangeFeed): void {
+    this.#keyCache.follow(changes);
+  }
+
+  async revokeApiKey(id: string): Promise<boolean> {
+    try {
+      return await revokeApiKey(this.db, id, this.now());
+    } finally {
+      // Even after a failure: the revocation may have committed before the answer was lost.
+      this.#keyCache.forget();
+    }
   }
 
   async recordApiKeyUse(id: string): Promise<void> {

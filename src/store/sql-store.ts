@@ -1,4 +1,5 @@
 import type { Clock, Store } from "../interfaces.ts";
+import { ApiKeyCache } from "./api-key-cache.ts";
 import { SqlCredentialStore } from "./credential-store.ts";
 import type { Database } from "./database.ts";
 import { SqlDeliveryLog } from "./delivery-log.ts";
@@ -43,13 +44,15 @@ export class SqlStore implements Store {
     this.log = new SqlDeliveryLog(db, clock, () => {
       this.queue.announceQueued();
     });
-    this.credentials = new SqlCredentialStore(db, clock);
+    // One for both slices that change keys: either's change forgets what the other found.
+    const keyCache = new ApiKeyCache(() => clock.nowMs?.() ?? clock.now().getTime());
+    this.credentials = new SqlCredentialStore(db, clock, keyCache);
     this.idempotency = new SqlIdempotencyStore(db, clock);
     this.housekeeping = new SqlHousekeeping(db, clock, this.operations);
     this.health = new SqlStorageHealth(db);
     this.encryptionKeys = new SqlEncryptionKeyStore(db, clock);
     this.listen = new SqlListenSessions(db, clock, this.queue, this.operations);
-    this.workspaces = new SqlWorkspaceStore(db, clock);
+    this.workspaces = new SqlWorkspaceStore(db, clock, keyCache);
     this.portal = new SqlPortalAccess(db, clock);
   }
 

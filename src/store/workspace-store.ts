@@ -13,6 +13,9 @@ import {
   type NewWorkspace,
   type WorkspaceChanges,
 } from "./sql/workspaces.ts";
+import type { ApiKeyCache } from "./api-key-cache.ts";
+import type { Database } from "./database.ts";
+import type { Clock } from "../interfaces.ts";
 import { SqlSlice } from "./sql-slice.ts";
 
 export type { NewWorkspace, WorkspaceChanges };
@@ -58,6 +61,14 @@ export interface WorkspaceStore {
 
 /** The WorkspaceStore over any `Database`: the SQL is in `./sql/`. */
 export class SqlWorkspaceStore extends SqlSlice implements WorkspaceStore {
+  /** The keys the credentials keep: forgotten at once when this process changes one. */
+  readonly #keyCache: ApiKeyCache;
+
+  constructor(db: Database, clock: Clock, keyCache: ApiKeyCache) {
+    super(db, clock);
+    this.#keyCache = keyCache;
+  }
+
   createWorkspace(workspace: NewWorkspace): Promise<Workspace | null> {
     return insertWorkspaceUnlessTaken(this.db, workspace, this.now());
   }
@@ -78,7 +89,16 @@ export class SqlWorkspaceStore extends SqlSlice implements WorkspaceStore {
     return updateWorkspace(this.db, id, changes, this.now());
   }
 
-  deleteWorkspace(id: string, options: { cascade: boolean }): Promise<WorkspaceDeletion> {
+  async deleteWorkspace(id: string, options: { cascade: boolean }): Promise<WorkspaceDeletion> {
+    try {
+      return await this.#deleteWorkspace(id, options);
+    } finally {
+      // Its keys went with it (or may have, if the answer was lost after the commit).
+      this.#keyCache.forget();
+    }
+  }
+
+  #deleteWorkspace(id: string, options: { cascade: boolean }): Promise<WorkspaceDeletion> {
     return this.db.transaction(async (tx) => {
       if (!(await lockWorkspaceForDeletion(this.db, tx, id))) return "not_found";
       // Judged after the lock: a destination made meanwhile (which takes the workspace's
@@ -96,7 +116,11 @@ export class SqlWorkspaceStore extends SqlSlice implements WorkspaceStore {
     return selectWorkspaceApiKeyPage(this.db, workspaceId, options);
   }
 
-  revokeApiKey(workspaceId: string, id: string): Promise<boolean> {
-    return revokeWorkspaceApiKey(this.db, workspaceId, id, this.now());
+  async revokeApiKey(workspaceId: string, id: string): Promise<boolean> {
+    try {
+      return await revokeWorkspaceApiKey(this.db, workspaceId, id, this.now());
+    } finally {
+      this.#keyCache.forget();
+    }
   }
 }

@@ -1,0 +1,3 @@
+-- Nothing on SQLite: PostgreSQL's 000022 announces each change to api_keys to the processes
+-- that keep keys in memory (decision 63). On SQLite a key's lookup runs in the process, and
+-- nothing keeps keys.
