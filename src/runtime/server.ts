@@ -168,7 +168,9 @@ async function startOn(config: ServerConfig, seams: ServerSeams): Promise<Runnin
               metrics,
               listen: listenSettingsOf(
                 config,
-                postgres ? new PostgresWakeUps(location, logger) : undefined,
+                postgres
+                  ? new PostgresWakeUps(location, logger, "queued deliveries of svc listen streams")
+                  : undefined,
               ),
               portal: portalSettingsOf(config),
               tracing,

@@ -59,9 +59,11 @@ export class ApiKeyCache {
     tokenHash: string,
     lookUp: (tokenHash: string) => Promise<ApiKey | null>,
   ): Promise<ApiKey | null> {
+    const now = this.#now();
     const kept = this.#keys.get(tokenHash);
     if (kept !== undefined) {
-      if (kept.until > this.#now()) return kept.key;
+      // A clock set back (the kept time ahead of now) ends it too.
+      if (now < kept.until && now >= kept.until - apiKeyCacheTtlMs) return kept.key;
       this.#keys.delete(tokenHash);
     }
     const generation = this.#generation;
@@ -69,7 +71,8 @@ export class ApiKeyCache {
     if (key !== null && this.#hearing && generation === this.#generation) {
       // The oldest kept goes first: a Map iterates in the order of insertion.
       if (this.#keys.size >= maxKeys) this.#keys.delete(this.#keys.keys().next().value ?? "");
-      this.#keys.set(tokenHash, { key, until: this.#now() + apiKeyCacheTtlMs });
+      // Timed from before the lookup: a lookup that waited does not add its wait.
+      this.#keys.set(tokenHash, { key, until: now + apiKeyCacheTtlMs });
     }
     return key;
   }

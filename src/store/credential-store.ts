@@ -218,11 +218,13 @@ export class SqlCredentialStore extends SqlSlice implements CredentialStore {
   }
 
   async revokeApiKey(id: string): Promise<boolean> {
+    let revoked = true;
     try {
-      return await revokeApiKey(this.db, id, this.now());
+      revoked = await revokeApiKey(this.db, id, this.now());
+      return revoked;
     } finally {
-      // Even after a failure: the revocation may have committed before the answer was lost.
-      this.#keyCache.forget();
+      // After a failure too: the revocation may have committed before the answer was lost.
+      if (revoked) this.#keyCache.forget();
     }
   }
 

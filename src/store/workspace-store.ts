@@ -90,11 +90,13 @@ export class SqlWorkspaceStore extends SqlSlice implements WorkspaceStore {
   }
 
   async deleteWorkspace(id: string, options: { cascade: boolean }): Promise<WorkspaceDeletion> {
+    let deletion: WorkspaceDeletion | null = null;
     try {
-      return await this.#deleteWorkspace(id, options);
+      deletion = await this.#deleteWorkspace(id, options);
+      return deletion;
     } finally {
       // Its keys went with it (or may have, if the answer was lost after the commit).
-      this.#keyCache.forget();
+      if (deletion === null || deletion === "deleted") this.#keyCache.forget();
     }
   }
 
@@ -117,10 +119,12 @@ export class SqlWorkspaceStore extends SqlSlice implements WorkspaceStore {
   }
 
   async revokeApiKey(workspaceId: string, id: string): Promise<boolean> {
+    let revoked = true;
     try {
-      return await revokeWorkspaceApiKey(this.db, workspaceId, id, this.now());
+      revoked = await revokeWorkspaceApiKey(this.db, workspaceId, id, this.now());
+      return revoked;
     } finally {
-      this.#keyCache.forget();
+      if (revoked) this.#keyCache.forget();
     }
   }
 }

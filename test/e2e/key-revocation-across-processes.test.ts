@@ -3,7 +3,9 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { apiClient } from "../support/api.ts";
-import { testBackend } from "../support/database.ts";
+import pg from "pg";
+import { connectionConfig } from "../../src/store/postgres/connection-config.ts";
+import { testBackend, testDatabaseLocation } from "../support/database.ts";
 import { eventually } from "../support/eventually.ts";
 import { initialise, startTestServer, type TestServer } from "../support/server.ts";
 import { runSvc } from "../support/svc.ts";
@@ -64,6 +66,23 @@ describe(
         }
       }
 
+      // Both listening for changes to keys (else they keep nothing, and the test shows less).
+      const database = await testDatabaseLocation(dataDir);
+      await eventually(
+        async () => {
+          const client = new pg.Client(connectionConfig(database));
+          await client.connect();
+          try {
+            const { rows } = await client.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'svc listen svc_api_keys' AND datname = current_database()",
+            );
+            return rows[0]?.n === 2 ? true : undefined;
+          } finally {
+            await client.end();
+          }
+        },
+        { what: "both processes listening" },
+      );
       const revoked = await runSvc(["admin", "keys", "revoke", keyId], { env: first.env });
       assert.equal(revoked.code, 0, revoked.stderr);
       for (const server of servers) {

@@ -133,6 +133,27 @@ describe("ApiKeyCache (decision 63)", () => {
     assert.equal(lookups(), 2);
   });
 
+  it("times a key from before its lookup, and drops it when the clock goes back", async () => {
+    const { cache, feed, keys, clock, lookUp } = setUp();
+    feed.hear(true);
+    const slowLookUp = async (hash: string): Promise<ApiKey | null> => {
+      clock.advance(1000);
+      return lookUp(hash);
+    };
+    await cache.find("hash_a", slowLookUp);
+    keys.delete("hash_a");
+    clock.advance(apiKeyCacheTtlMs - 1000 - 1);
+    assert.equal((await cache.find("hash_a", lookUp))?.id, "key_a");
+    clock.advance(1);
+    assert.equal(await cache.find("hash_a", lookUp), null, "the lookup's second counted");
+
+    keys.set("hash_a", key("key_a"));
+    await cache.find("hash_a", lookUp);
+    keys.delete("hash_a");
+    clock.advance(-60_000);
+    assert.equal(await cache.find("hash_a", lookUp), null, "a clock set back ends it");
+  });
+
   it("keeps 10,000 keys at most, the oldest going first", async () => {
     const { cache, feed, keys, lookUp, lookups } = setUp();
     feed.hear(true);

@@ -15,6 +15,7 @@ import { manualClock } from "../support/clock.ts";
 import { testBackend, testDatabaseLocation } from "../support/database.ts";
 import { eventually } from "../support/eventually.ts";
 import { memoryLogger } from "../support/memory-log.ts";
+import { startTcpSwitch } from "../support/tcp-switch.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -110,8 +111,8 @@ describe(
       await store.credentials.createWorkspace({ id: "ws_gone", name: "gone" });
       const inGone = await newKey("ws_gone");
       // Without the notices, which would race the next lookup: this process forgets by itself.
-      await other.query("ALTER TABLE api_keys DISABLE TRIGGER api_keys_changed");
-      t.after(() => other.query("ALTER TABLE api_keys ENABLE TRIGGER api_keys_changed"));
+      await other.query("ALTER TABLE api_keys DISABLE TRIGGER USER");
+      t.after(() => other.query("ALTER TABLE api_keys ENABLE TRIGGER USER"));
       const changes: [{ id: string; hash: string }, () => Promise<unknown>][] = [
         [byCli, () => store.credentials.revokeApiKey(byCli.id)],
         [byApi, () => store.workspaces.revokeApiKey("ws_kept", byApi.id)],
@@ -126,43 +127,114 @@ describe(
       }
     });
 
-    it("notifies for the changes that matter, not for the note of a key's use", async () => {
+    it("notifies for the changes that matter, not for the note of a key's use nor for nothing", async (t) => {
       const key = await newKey();
       const heard: string[] = [];
       const ear = new pg.Client(
         connectionConfig(await testDatabaseLocation(join(dir.path, "keys"))),
       );
       await ear.connect();
-      try {
-        ear.on("notification", (notice) => heard.push(notice.channel));
-        await ear.query(`LISTEN ${apiKeysChannel}`);
-        await store.credentials.recordApiKeyUse(key.id);
-        await other.query("UPDATE api_keys SET last_used_at = 5 WHERE id = $1", [key.id]);
-        // A NOTIFY after them: notices arrive in commit order, so once it is here, any of
-        // theirs would be too.
+      /** Runs `change`, then a marker: notices come in commit order, so the marker comes last. */
+      const noticesOf = async (change: () => Promise<unknown>): Promise<string[]> => {
+        heard.length = 0;
+        await change();
         await other.query(`NOTIFY ${apiKeysChannel}, 'marker'`);
-        await eventually(() => Promise.resolve(heard.length > 0 || undefined), { what: "marker" });
-        assert.deepEqual(heard, [apiKeysChannel], "only the marker: use notes notify nobody");
-        await other.query("UPDATE api_keys SET scopes = $2 WHERE id = $1", [
-          key.id,
-          '["webhooks:write"]',
-        ]);
-        await eventually(() => Promise.resolve(heard.length > 1 || undefined), { what: "scopes" });
+        await eventually(() => Promise.resolve(heard.includes("marker") || undefined), {
+          what: "the marker",
+        });
+        return heard.slice(0, -1);
+      };
+      try {
+        ear.on("notification", (notice) => heard.push(notice.payload ?? ""));
+        await ear.query(`LISTEN ${apiKeysChannel}`);
+        assert.deepEqual(
+          await noticesOf(async () => {
+            await store.credentials.recordApiKeyUse(key.id);
+            await other.query("UPDATE api_keys SET last_used_at = 5 WHERE id = $1", [key.id]);
+          }),
+          [],
+          "use notes notify nobody",
+        );
+        assert.deepEqual(
+          await noticesOf(() =>
+            other.query("UPDATE api_keys SET revoked_at = NULL WHERE id = 'key_none'"),
+          ),
+          [],
+          "nor does an UPDATE of no row",
+        );
+        assert.deepEqual(
+          await noticesOf(() =>
+            other.query("UPDATE api_keys SET scopes = scopes WHERE id = $1", [key.id]),
+          ),
+          [],
+          "nor one that changes nothing",
+        );
+        assert.deepEqual(
+          await noticesOf(() =>
+            other.query("UPDATE api_keys SET scopes = $2 WHERE id = $1", [
+              key.id,
+              '["webhooks:write"]',
+            ]),
+          ),
+          [""],
+          "a change of scope notifies",
+        );
+        // A column a later release adds counts without a new trigger.
+        await other.query("ALTER TABLE api_keys ADD COLUMN later_column TEXT");
+        t.after(() => other.query("ALTER TABLE api_keys DROP COLUMN later_column"));
+        assert.deepEqual(
+          await noticesOf(() =>
+            other.query("UPDATE api_keys SET later_column = 'x' WHERE id = $1", [key.id]),
+          ),
+          [""],
+        );
       } finally {
         await ear.end();
       }
     });
 
+    it("finds a connection that stopped answering without closing, and listens again", async (t) => {
+      const url = new URL(await testDatabaseLocation(join(dir.path, "keys")));
+      const tcpSwitch = await startTcpSwitch(url.hostname, Number(url.port || 5432));
+      t.after(() => tcpSwitch.close());
+      url.hostname = "127.0.0.1";
+      url.port = String(tcpSwitch.port);
+      const log = memoryLogger();
+      const frozen = new PostgresChannelListener(
+        url.toString(),
+        apiKeysChannel,
+        "keys",
+        log.logger,
+        {
+          checkMs: 200,
+        },
+      );
+      const hearing: boolean[] = [];
+      frozen.start({ changed: () => undefined, hearing: (on) => hearing.push(on) });
+      t.after(() => frozen.stop());
+      await eventually(() => Promise.resolve(hearing.length === 1 || undefined), {
+        what: "listening",
+      });
+      tcpSwitch.freeze();
+      await eventually(() => Promise.resolve(hearing.length === 3 || undefined), {
+        what: "the frozen connection found, and a new one listening",
+      });
+      assert.deepEqual(hearing, [true, false, true]);
+      await eventually(
+        () => Promise.resolve(/no answer to a check in 200 ms/.test(log.text()) || undefined),
+        { what: "the warning" },
+      );
+    });
+
     it("keeps nothing while its connection is lost, and keeps again once it listens", async () => {
       const key = await newKey();
       assert.equal(await found(key.hash), key.id);
-      const [{ pid }] = (
-        await other.query<{ pid: number }>(
-          `SELECT pid FROM pg_stat_activity WHERE query = $1 AND datname = current_database()`,
-          [`LISTEN ${apiKeysChannel}`],
-        )
-      ).rows as [{ pid: number }];
-      await other.query("SELECT pg_terminate_backend($1)", [pid]);
+      // Every listener of the database's keys: this store's (and any a test before left).
+      await other.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE application_name = $1 AND datname = current_database()`,
+        [`svc listen ${apiKeysChannel}`],
+      );
       await eventually(() => Promise.resolve(listener.listening ? undefined : true), {
         what: "the listener's loss",
       });

@@ -8,6 +8,11 @@ import { connect, createServer, type Socket } from "node:net";
 export interface TcpSwitch {
   readonly port: number;
   cut(): void;
+  /**
+   * Stops passing bytes on the connections open now, without closing them: a peer that
+   * vanished without a word (a NAT that forgot the connection). New connections pass.
+   */
+  freeze(): void;
   restore(): void;
   close(): Promise<void>;
 }
@@ -15,6 +20,7 @@ export interface TcpSwitch {
 export async function startTcpSwitch(host: string, port: number): Promise<TcpSwitch> {
   let up = true;
   const sockets = new Set<Socket>();
+  const pairs = new Set<[Socket, Socket]>();
   const track = (socket: Socket): void => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
@@ -29,7 +35,12 @@ export async function startTcpSwitch(host: string, port: number): Promise<TcpSwi
     const upstream = connect(port, host);
     track(upstream);
     client.pipe(upstream).pipe(client);
-    client.on("close", () => upstream.destroy());
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    client.on("close", () => {
+      pairs.delete(pair);
+      upstream.destroy();
+    });
     upstream.on("close", () => client.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -38,6 +49,15 @@ export async function startTcpSwitch(host: string, port: number): Promise<TcpSwi
     cut() {
       up = false;
       for (const socket of sockets) socket.resetAndDestroy();
+    },
+    freeze() {
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+      pairs.clear();
     },
     restore() {
       up = true;

@@ -8,6 +8,12 @@ import { deliveriesChannel } from "./postgres-database.ts";
 /** Reconnection waits: 100 ms, doubling, at most 5 s. */
 const firstRetryMs = 100;
 const longestRetryMs = 5000;
+/**
+ * How often a listening connection is asked whether it is still there, and how long its
+ * answer may take. An idle connection that a NAT or firewall dropped without a word would
+ * otherwise pass for listening until the kernel's keepalive gave up on it (hours).
+ */
+export const listenerCheckMs = 5000;
 
 /** The channel that the trigger of migration 000022 notifies after a change to `api_keys`. */
 export const apiKeysChannel = "svc_api_keys";
@@ -34,8 +40,17 @@ export class PostgresChannelListener implements ChangeFeed {
   #stopped = false;
   #failures = 0;
   #retryTimer: NodeJS.Timeout | undefined;
+  #checkTimer: NodeJS.Timeout | undefined;
+  readonly #checkMs: number;
 
-  constructor(url: string, channel: string, subject: string, logger: FastifyBaseLogger) {
+  constructor(
+    url: string,
+    channel: string,
+    subject: string,
+    logger: FastifyBaseLogger,
+    options: { checkMs?: number } = {},
+  ) {
+    this.#checkMs = options.checkMs ?? listenerCheckMs;
     this.#url = url;
     this.#channel = channel;
     this.#subject = subject;
@@ -54,6 +69,7 @@ export class PostgresChannelListener implements ChangeFeed {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#retryTimer);
+    clearInterval(this.#checkTimer);
     const client = this.#client;
     this.#client = null;
     this.#setListening(false);
@@ -62,7 +78,11 @@ export class PostgresChannelListener implements ChangeFeed {
 
   async #connect(): Promise<void> {
     if (this.#stopped) return;
-    const client = new pg.Client(connectionConfig(this.#url));
+    // Named for its channel, so that pg_stat_activity tells the listeners apart.
+    const client = new pg.Client({
+      ...connectionConfig(this.#url),
+      application_name: `svc listen ${this.#channel}`,
+    });
     this.#client = client;
     client.on("error", (error) => {
       this.#lost(client, error);
@@ -84,6 +104,25 @@ export class PostgresChannelListener implements ChangeFeed {
     if (this.#failures > 0) this.#logger.info(`listening for ${this.#subject} again`);
     this.#failures = 0;
     this.#setListening(true);
+    let checking = false;
+    this.#checkTimer = setInterval(() => {
+      if (checking) return;
+      checking = true;
+      const late = setTimeout(() => {
+        this.#lost(client, new Error(`no answer to a check in ${this.#checkMs} ms`));
+      }, this.#checkMs);
+      client.query("SELECT 1").then(
+        () => {
+          clearTimeout(late);
+          checking = false;
+        },
+        (error: unknown) => {
+          clearTimeout(late);
+          this.#lost(client, error);
+        },
+      );
+    }, this.#checkMs);
+    this.#checkTimer.unref();
   }
 
   #setListening(on: boolean): void {
@@ -96,6 +135,7 @@ export class PostgresChannelListener implements ChangeFeed {
   #lost(client: pg.Client, error: unknown): void {
     if (this.#client !== client) return;
     this.#client = null;
+    clearInterval(this.#checkTimer);
     this.#setListening(false);
     client.removeAllListeners("notification");
     void client.end().catch(() => undefined);
@@ -119,13 +159,9 @@ export class PostgresChannelListener implements ChangeFeed {
 export class PostgresWakeUps implements WakeUpSource {
   readonly #listener: PostgresChannelListener;
 
-  constructor(url: string, logger: FastifyBaseLogger) {
-    this.#listener = new PostgresChannelListener(
-      url,
-      deliveriesChannel,
-      "queued deliveries",
-      logger,
-    );
+  /** `subject` names, in the log, what the wake-ups are for: "queued deliveries" by default. */
+  constructor(url: string, logger: FastifyBaseLogger, subject = "queued deliveries") {
+    this.#listener = new PostgresChannelListener(url, deliveriesChannel, subject, logger);
   }
 
   get hearsOtherProcesses(): boolean {
