@@ -226,6 +226,32 @@ describe(
       );
     });
 
+    it("stops at once even when its connection stopped answering", async (t) => {
+      const url = new URL(await testDatabaseLocation(join(dir.path, "keys")));
+      const tcpSwitch = await startTcpSwitch(url.hostname, Number(url.port || 5432));
+      t.after(() => tcpSwitch.close());
+      url.hostname = "127.0.0.1";
+      url.port = String(tcpSwitch.port);
+      const stuck = new PostgresChannelListener(
+        url.toString(),
+        apiKeysChannel,
+        "keys",
+        memoryLogger().logger,
+        { checkMs: 60_000 },
+      );
+      const hearing: boolean[] = [];
+      stuck.start({ changed: () => undefined, hearing: (on) => hearing.push(on) });
+      await eventually(() => Promise.resolve(hearing.length === 1 || undefined), {
+        what: "listening",
+      });
+      tcpSwitch.freeze();
+      const started = Date.now();
+      await stuck.stop();
+      const took = Date.now() - started;
+      assert.ok(took < 3000, `stop took ${took} ms`);
+      assert.deepEqual(hearing, [true, false]);
+    });
+
     it("keeps nothing while its connection is lost, and keeps again once it listens", async () => {
       const key = await newKey();
       assert.equal(await found(key.hash), key.id);

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type { WakeUpSource } from "../../delivery/wake-ups.ts";
 import type { ChangeFeed } from "../api-key-cache.ts";
@@ -14,6 +15,8 @@ const longestRetryMs = 5000;
  * otherwise pass for listening until the kernel's keepalive gave up on it (hours).
  */
 export const listenerCheckMs = 5000;
+/** How long `stop` waits for the server to confirm the connection's end. */
+const endWaitMs = 1000;
 
 /** The channel that the trigger of migration 000022 notifies after a change to `api_keys`. */
 export const apiKeysChannel = "svc_api_keys";
@@ -73,7 +76,11 @@ export class PostgresChannelListener implements ChangeFeed {
     const client = this.#client;
     this.#client = null;
     this.#setListening(false);
-    await client?.end().catch(() => undefined);
+    // A connection that stopped answering would never confirm its end: a second at most.
+    await Promise.race([
+      client?.end().catch(() => undefined),
+      sleep(endWaitMs, undefined, { ref: false }),
+    ]);
   }
 
   async #connect(): Promise<void> {
@@ -110,7 +117,7 @@ export class PostgresChannelListener implements ChangeFeed {
       checking = true;
       const late = setTimeout(() => {
         this.#lost(client, new Error(`no answer to a check in ${this.#checkMs} ms`));
-      }, this.#checkMs);
+      }, this.#checkMs).unref();
       client.query("SELECT 1").then(
         () => {
           clearTimeout(late);
