@@ -26,7 +26,8 @@ export interface ChangeFeed {
  */
 export class ApiKeyCache {
   readonly #now: () => number;
-  readonly #keys = new Map<string, { key: ApiKey; until: number }>();
+  /** Each kept key, with the time of the lookup that found it. */
+  readonly #keys = new Map<string, { key: ApiKey; at: number }>();
   #hearing = false;
   /** Counts the changes heard and local, so that a lookup can tell whether one came. */
   #generation = 0;
@@ -54,6 +55,23 @@ export class ApiKeyCache {
     this.#keys.clear();
   }
 
+  /**
+   * Runs this process's `change` to keys, then forgets what was kept if `changedKeys` says
+   * its result changed some, or if it failed (it may have committed before its answer was
+   * lost): the next request is answered without waiting for the change's notice.
+   */
+  async afterChange<T>(change: () => Promise<T>, changedKeys: (result: T) => boolean): Promise<T> {
+    let result: T;
+    try {
+      result = await change();
+    } catch (error) {
+      this.forget();
+      throw error;
+    }
+    if (changedKeys(result)) this.forget();
+    return result;
+  }
+
   /** The key with this token hash: kept, or from `lookUp`, and kept if it may be. */
   async find(
     tokenHash: string,
@@ -62,8 +80,8 @@ export class ApiKeyCache {
     const now = this.#now();
     const kept = this.#keys.get(tokenHash);
     if (kept !== undefined) {
-      // A clock set back (the kept time ahead of now) ends it too.
-      if (now < kept.until && now >= kept.until - apiKeyCacheTtlMs) return kept.key;
+      // A clock set back (the lookup's time ahead of now) ends it too.
+      if (now >= kept.at && now - kept.at < apiKeyCacheTtlMs) return kept.key;
       this.#keys.delete(tokenHash);
     }
     const generation = this.#generation;
@@ -72,7 +90,7 @@ export class ApiKeyCache {
       // The oldest kept goes first: a Map iterates in the order of insertion.
       if (this.#keys.size >= maxKeys) this.#keys.delete(this.#keys.keys().next().value ?? "");
       // Timed from before the lookup: a lookup that waited does not add its wait.
-      this.#keys.set(tokenHash, { key, until: now + apiKeyCacheTtlMs });
+      this.#keys.set(tokenHash, { key, at: now });
     }
     return key;
   }

@@ -217,15 +217,11 @@ export class SqlCredentialStore extends SqlSlice implements CredentialStore {
     this.#keyCache.follow(changes);
   }
 
-  async revokeApiKey(id: string): Promise<boolean> {
-    let revoked = true;
-    try {
-      revoked = await revokeApiKey(this.db, id, this.now());
-      return revoked;
-    } finally {
-      // After a failure too: the revocation may have committed before the answer was lost.
-      if (revoked) this.#keyCache.forget();
-    }
+  revokeApiKey(id: string): Promise<boolean> {
+    return this.#keyCache.afterChange(
+      () => revokeApiKey(this.db, id, this.now()),
+      (revoked) => revoked,
+    );
   }
 
   async recordApiKeyUse(id: string): Promise<void> {

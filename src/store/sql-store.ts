@@ -45,7 +45,7 @@ export class SqlStore implements Store {
       this.queue.announceQueued();
     });
     // One for both slices that change keys: either's change forgets what the other found.
-    const keyCache = new ApiKeyCache(() => clock.nowMs?.() ?? clock.now().getTime());
+    const keyCache = new ApiKeyCache(() => clock.now().getTime());
     this.credentials = new SqlCredentialStore(db, clock, keyCache);
     this.idempotency = new SqlIdempotencyStore(db, clock);
     this.housekeeping = new SqlHousekeeping(db, clock, this.operations);

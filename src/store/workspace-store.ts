@@ -89,15 +89,12 @@ export class SqlWorkspaceStore extends SqlSlice implements WorkspaceStore {
     return updateWorkspace(this.db, id, changes, this.now());
   }
 
-  async deleteWorkspace(id: string, options: { cascade: boolean }): Promise<WorkspaceDeletion> {
-    let deletion: WorkspaceDeletion | null = null;
-    try {
-      deletion = await this.#deleteWorkspace(id, options);
-      return deletion;
-    } finally {
-      // Its keys went with it (or may have, if the answer was lost after the commit).
-      if (deletion === null || deletion === "deleted") this.#keyCache.forget();
-    }
+  deleteWorkspace(id: string, options: { cascade: boolean }): Promise<WorkspaceDeletion> {
+    // Its keys went with it.
+    return this.#keyCache.afterChange(
+      () => this.#deleteWorkspace(id, options),
+      (deletion) => deletion === "deleted",
+    );
   }
 
   #deleteWorkspace(id: string, options: { cascade: boolean }): Promise<WorkspaceDeletion> {
@@ -118,13 +115,10 @@ export class SqlWorkspaceStore extends SqlSlice implements WorkspaceStore {
     return selectWorkspaceApiKeyPage(this.db, workspaceId, options);
   }
 
-  async revokeApiKey(workspaceId: string, id: string): Promise<boolean> {
-    let revoked = true;
-    try {
-      revoked = await revokeWorkspaceApiKey(this.db, workspaceId, id, this.now());
-      return revoked;
-    } finally {
-      if (revoked) this.#keyCache.forget();
-    }
+  revokeApiKey(workspaceId: string, id: string): Promise<boolean> {
+    return this.#keyCache.afterChange(
+      () => revokeWorkspaceApiKey(this.db, workspaceId, id, this.now()),
+      (revoked) => revoked,
+    );
   }
 }

@@ -154,6 +154,37 @@ describe("ApiKeyCache (decision 63)", () => {
     assert.equal(await cache.find("hash_a", lookUp), null, "a clock set back ends it");
   });
 
+  it("forgets after this process's change if it changed a key, or failed", async () => {
+    const { cache, feed, lookUp } = setUp();
+    feed.hear(true);
+    await cache.find("hash_a", lookUp);
+    assert.equal(
+      await cache.afterChange(
+        () => Promise.resolve(false),
+        (changed) => changed,
+      ),
+      false,
+    );
+    assert.equal(cache.size, 1, "a change that changed nothing forgets nothing");
+    await assert.rejects(
+      cache.afterChange(
+        () => Promise.reject(new Error("answer lost")),
+        () => false,
+      ),
+      /answer lost/,
+    );
+    assert.equal(cache.size, 0, "a failed change may have committed");
+    await cache.find("hash_a", lookUp);
+    assert.equal(
+      await cache.afterChange(
+        () => Promise.resolve(true),
+        (changed) => changed,
+      ),
+      true,
+    );
+    assert.equal(cache.size, 0);
+  });
+
   it("keeps 10,000 keys at most, the oldest going first", async () => {
     const { cache, feed, keys, lookUp, lookups } = setUp();
     feed.hear(true);

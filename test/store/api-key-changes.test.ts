@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { after, before, describe, it, type TestContext } from "node:test";
 import pg from "pg";
 import { hashToken, newApiToken } from "../../src/crypto/tokens.ts";
 import type { Store } from "../../src/interfaces.ts";
@@ -15,7 +15,7 @@ import { manualClock } from "../support/clock.ts";
 import { testBackend, testDatabaseLocation } from "../support/database.ts";
 import { eventually } from "../support/eventually.ts";
 import { memoryLogger } from "../support/memory-log.ts";
-import { startTcpSwitch } from "../support/tcp-switch.ts";
+import { startTcpSwitch, type TcpSwitch } from "../support/tcp-switch.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -193,28 +193,45 @@ describe(
       }
     });
 
-    it("finds a connection that stopped answering without closing, and listens again", async (t) => {
+    /**
+     * A listener on the keys' channel through a TCP switch (which can freeze its connection),
+     * once it listens; `hearing` records what it told, in order. Both end with the test.
+     */
+    const listenerThroughSwitch = async (
+      t: TestContext,
+      checkMs: number,
+    ): Promise<{
+      listener: PostgresChannelListener;
+      tcpSwitch: TcpSwitch;
+      hearing: boolean[];
+      log: ReturnType<typeof memoryLogger>;
+    }> => {
       const url = new URL(await testDatabaseLocation(join(dir.path, "keys")));
       const tcpSwitch = await startTcpSwitch(url.hostname, Number(url.port || 5432));
       t.after(() => tcpSwitch.close());
       url.hostname = "127.0.0.1";
       url.port = String(tcpSwitch.port);
       const log = memoryLogger();
-      const frozen = new PostgresChannelListener(
+      const through = new PostgresChannelListener(
         url.toString(),
         apiKeysChannel,
         "keys",
         log.logger,
         {
-          checkMs: 200,
+          checkMs,
         },
       );
       const hearing: boolean[] = [];
-      frozen.start({ changed: () => undefined, hearing: (on) => hearing.push(on) });
-      t.after(() => frozen.stop());
+      through.start({ changed: () => undefined, hearing: (on) => hearing.push(on) });
+      t.after(() => through.stop());
       await eventually(() => Promise.resolve(hearing.length === 1 || undefined), {
         what: "listening",
       });
+      return { listener: through, tcpSwitch, hearing, log };
+    };
+
+    it("finds a connection that stopped answering without closing, and listens again", async (t) => {
+      const { tcpSwitch, hearing, log } = await listenerThroughSwitch(t, 200);
       tcpSwitch.freeze();
       await eventually(() => Promise.resolve(hearing.length === 3 || undefined), {
         what: "the frozen connection found, and a new one listening",
@@ -227,23 +244,7 @@ describe(
     });
 
     it("stops at once even when its connection stopped answering", async (t) => {
-      const url = new URL(await testDatabaseLocation(join(dir.path, "keys")));
-      const tcpSwitch = await startTcpSwitch(url.hostname, Number(url.port || 5432));
-      t.after(() => tcpSwitch.close());
-      url.hostname = "127.0.0.1";
-      url.port = String(tcpSwitch.port);
-      const stuck = new PostgresChannelListener(
-        url.toString(),
-        apiKeysChannel,
-        "keys",
-        memoryLogger().logger,
-        { checkMs: 60_000 },
-      );
-      const hearing: boolean[] = [];
-      stuck.start({ changed: () => undefined, hearing: (on) => hearing.push(on) });
-      await eventually(() => Promise.resolve(hearing.length === 1 || undefined), {
-        what: "listening",
-      });
+      const { listener: stuck, tcpSwitch, hearing } = await listenerThroughSwitch(t, 60_000);
       tcpSwitch.freeze();
       const started = Date.now();
       await stuck.stop();

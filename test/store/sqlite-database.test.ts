@@ -111,48 +111,43 @@ describe("SqliteDatabase", () => {
     assert.deepEqual(names, ["before-tx"], "the statement reported done stays done");
   });
 
-  it("commits concurrent transactions together, failing only the one that fails", async () => {
+  /**
+   * Transactions requested at once (so run as one batch), each inserting `<prefix><n>` and
+   * failing after it where `fails` says: how each ended, and the names that were committed.
+   */
+  const batchOf = async (
+    prefix: string,
+    fails: readonly boolean[],
+  ): Promise<{ statuses: string[]; committed: string[] }> => {
     const insert = "INSERT INTO items (name, flag) VALUES ($1, $2)";
-    const outcomes = await Promise.allSettled([
-      db.transaction((tx) => tx.execute(insert, ["g1", 0])),
-      db.transaction(async (tx) => {
-        await tx.execute(insert, ["g2", 0]);
-        throw new Error("this one fails");
-      }),
-      db.transaction((tx) => tx.execute(insert, ["g3", 0])),
-    ]);
-    assert.deepEqual(
-      outcomes.map((outcome) => outcome.status),
-      ["fulfilled", "rejected", "fulfilled"],
+    const outcomes = await Promise.allSettled(
+      fails.map((fail, index) =>
+        db.transaction(async (tx) => {
+          await tx.execute(insert, [`${prefix}${index + 1}`, 0]);
+          if (fail) throw new Error(`${prefix}${index + 1} fails`);
+        }),
+      ),
     );
-    const names = (
-      await db.query<{ name: string }>("SELECT name FROM items WHERE name LIKE 'g%' ORDER BY name")
+    const committed = (
+      await db.query<{ name: string }>("SELECT name FROM items WHERE name LIKE $1 ORDER BY name", [
+        `${prefix}%`,
+      ])
     ).map((row) => row.name);
-    assert.deepEqual(names, ["g1", "g3"]);
+    return { statuses: outcomes.map((outcome) => outcome.status), committed };
+  };
+
+  it("commits concurrent transactions together, failing only the one that fails", async () => {
+    assert.deepEqual(await batchOf("g", [false, true, false]), {
+      statuses: ["fulfilled", "rejected", "fulfilled"],
+      committed: ["g1", "g3"],
+    });
   });
 
   it("fails a batch's first transaction alone, the ones after it committed", async () => {
-    const insert = "INSERT INTO items (name, flag) VALUES ($1, $2)";
-    const outcomes = await Promise.allSettled([
-      db.transaction(async (tx) => {
-        await tx.execute(insert, ["h1", 0]);
-        throw new Error("the first fails");
-      }),
-      db.transaction((tx) => tx.execute(insert, ["h2", 0])),
-      db.transaction(async (tx) => {
-        await tx.execute(insert, ["h3", 0]);
-        throw new Error("so does the last");
-      }),
-      db.transaction((tx) => tx.execute(insert, ["h4", 0])),
-    ]);
-    assert.deepEqual(
-      outcomes.map((outcome) => outcome.status),
-      ["rejected", "fulfilled", "rejected", "fulfilled"],
-    );
-    const names = (
-      await db.query<{ name: string }>("SELECT name FROM items WHERE name LIKE 'h%' ORDER BY name")
-    ).map((row) => row.name);
-    assert.deepEqual(names, ["h2", "h4"]);
+    assert.deepEqual(await batchOf("h", [true, false, true, false]), {
+      statuses: ["rejected", "fulfilled", "rejected", "fulfilled"],
+      committed: ["h2", "h4"],
+    });
   });
 
   it("keeps the undo copies of a batch of bounded transactions in memory, and of any other in SQLite's files", async () => {
