@@ -7,14 +7,30 @@
 export type SqlValue = string | number | bigint | boolean | null;
 export type Row = Record<string, unknown>;
 
-/** A column of a table passed as JSON (`Database.tableOfJsonRows`): its name and SQL type. */
-export type JsonColumn = readonly [name: string, type: "TEXT" | "BIGINT" | "INTEGER"];
+/** A column of a table passed as one parameter (`Database.tableOfRows`): its name and SQL type. */
+export type TableColumn = readonly [name: string, type: "TEXT" | "BIGINT" | "INTEGER"];
+
+/**
+ * A table passed as one parameter, read by `Database.tableOfRows`: its rows, each an array of
+ * cells in the order of the table's columns (cells past them are not read). PostgreSQL
+ * receives it as a JSON text; SQLite binds its cells (decision 64). Its numbers are integers
+ * where its columns say INTEGER or BIGINT.
+ */
+export class TableParam {
+  readonly rows: readonly (readonly SqlValue[])[];
+
+  constructor(rows: readonly (readonly SqlValue[])[]) {
+    this.rows = rows;
+  }
+}
+
+export type SqlParam = SqlValue | TableParam;
 
 export interface SqlExecutor {
   /** Rows of a statement that returns rows (SELECT, or anything with RETURNING). */
-  query<R extends Row = Row>(sql: string, params?: readonly SqlValue[]): Promise<R[]>;
+  query<R extends Row = Row>(sql: string, params?: readonly SqlParam[]): Promise<R[]>;
   /** Runs a statement; returns the number of rows it changed. */
-  execute(sql: string, params?: readonly SqlValue[]): Promise<number>;
+  execute(sql: string, params?: readonly SqlParam[]): Promise<number>;
 }
 
 export type Dialect = "sqlite" | "postgres";
@@ -95,12 +111,13 @@ export interface Database extends SqlExecutor {
    */
   readonly indexPlansOnly: string | null;
   /**
-   * A subquery giving the table in parameter `placeholder`, a JSON array of rows, each an
-   * array of cells in the order of `columns`. A batch of any size is then one parameter and
-   * one statement text, planned once (graphile-worker's way), where a VALUES list of
-   * placeholders would be a statement of its own for every batch size, each kept prepared.
+   * A subquery giving the table in parameter `placeholder`: a `TableParam`, or its rows as a
+   * JSON text, each row an array of cells in the order of `columns`. A batch of any size is
+   * then one parameter. PostgreSQL reads it as JSON, one statement text planned once
+   * (graphile-worker's way); SQLite, which plans in-process, binds a `TableParam` of up to 64
+   * rows as a VALUES list of parameters, prepared once per few sizes (decision 64).
    */
-  tableOfJsonRows(placeholder: string, columns: readonly JsonColumn[]): string;
+  tableOfRows(placeholder: string, columns: readonly TableColumn[]): string;
   /**
    * Called after a transaction that queued deliveries has committed, so that workers in other
    * processes wake: a `NOTIFY svc_deliveries` on PostgreSQL, coalesced (at most one in flight;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { Database, JsonColumn } from "../../src/store/database.ts";
+import type { Database, TableColumn } from "../../src/store/database.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { openDatabase } from "../../src/store/open-store.ts";
 import {
@@ -17,7 +17,7 @@ import { tempDir } from "../support/temp.ts";
 
 const hour = 3_600_000;
 
-const attemptColumns: readonly JsonColumn[] = [
+const attemptColumns: readonly TableColumn[] = [
   ["workspace_id", "TEXT"],
   ["destination_id", "TEXT"],
   ["started_at", "BIGINT"],
@@ -93,7 +93,7 @@ describe("hourly counts made in the process", () => {
     );
 
     for (const batch of batches) {
-      await db.execute(countAttemptsSql(db.tableOfJsonRows("$1", attemptColumns)), [
+      await db.execute(countAttemptsSql(db.tableOfRows("$1", attemptColumns)), [
         JSON.stringify(
           batch.map(({ workspaceId, destinationId, startedAt, statusCode }) => [
             workspaceId,
@@ -107,7 +107,7 @@ describe("hourly counts made in the process", () => {
     const bySql = await counters();
     await db.execute("DELETE FROM delivery_stats_hourly");
     for (const batch of batches) {
-      await db.execute(addHourlyCountsSql(db.tableOfJsonRows("$1", hourlyCountColumns)), [
+      await db.execute(addHourlyCountsSql(db.tableOfRows("$1", hourlyCountColumns)), [
         JSON.stringify(hourlyCounts(batch)),
       ]);
     }

@@ -61,10 +61,11 @@ describe("SqliteDatabase", () => {
 
   it("keeps statements issued outside a transaction out of it while it is open", async () => {
     let outsideDone = false;
+    let outside: Promise<unknown> = Promise.resolve();
     const transaction = db.transaction(async (tx) => {
       await tx.execute("INSERT INTO items (name, flag) VALUES ($1, $2)", ["c", 0]);
       // While this transaction waits, another caller writes outside it…
-      void db
+      outside = db
         .execute("INSERT INTO items (name, flag) VALUES ($1, $2)", ["d", 0])
         .then(() => (outsideDone = true));
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -72,8 +73,9 @@ describe("SqliteDatabase", () => {
       throw new Error("roll back");
     });
     await assert.rejects(transaction, /roll back/);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    // …and so survives the rollback, which undid only the transaction's own write.
+    // …and so survives the rollback, which undid only the transaction's own write. (Awaited:
+    // its answer waits for an fsync, which a busy machine can take more than a few ms for.)
+    await outside;
     assert.equal(outsideDone, true);
     const names = (await db.query<{ name: string }>("SELECT name FROM items ORDER BY name")).map(
       (row) => row.name,

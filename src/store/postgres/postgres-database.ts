@@ -1,5 +1,13 @@
 import pg from "pg";
-import type { Database, JsonColumn, Row, SqlExecutor, SqlValue } from "../database.ts";
+import {
+  TableParam,
+  type Database,
+  type Row,
+  type SqlExecutor,
+  type SqlParam,
+  type SqlValue,
+  type TableColumn,
+} from "../database.ts";
 import { connectionConfig } from "./connection-config.ts";
 import { StorageState } from "../storage-state.ts";
 import { asUnavailable, idleConnectionError } from "./connection-errors.ts";
@@ -79,7 +87,7 @@ export class PostgresDatabase implements Database {
     return `ctid = ANY (ARRAY(SELECT CAST(a AS TID) FROM (${subquery}) AS addresses (a)))`;
   }
 
-  tableOfJsonRows(placeholder: string, columns: readonly JsonColumn[]): string {
+  tableOfRows(placeholder: string, columns: readonly TableColumn[]): string {
     const cells = columns.map(
       ([name, type], index) => `CAST(r ->> ${index} AS ${type}) AS ${name}`,
     );
@@ -106,7 +114,7 @@ export class PostgresDatabase implements Database {
       });
   }
 
-  async query<R extends Row = Row>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
+  async query<R extends Row = Row>(sql: string, params: readonly SqlParam[] = []): Promise<R[]> {
     let rows: R[];
     try {
       rows = (await this.#pool.query<R>(prepared(sql, params))).rows;
@@ -117,7 +125,7 @@ export class PostgresDatabase implements Database {
     return rows;
   }
 
-  async execute(sql: string, params: readonly SqlValue[] = []): Promise<number> {
+  async execute(sql: string, params: readonly SqlParam[] = []): Promise<number> {
     let changed: number;
     try {
       changed = (await this.#pool.query(prepared(sql, params))).rowCount ?? 0;
@@ -241,9 +249,12 @@ const maxNamedStatements = 2000;
  * The store's SQL is a fixed set of texts (a batch is one JSON parameter), so the names stay
  * few. Statements without parameters (BEGIN, COMMIT, NOTIFY) gain nothing from it.
  */
-function prepared(sql: string, params: readonly SqlValue[]): pg.QueryConfig<SqlValue[]> {
-  const values = params as SqlValue[];
-  if (values.length === 0) return { text: sql };
+function prepared(sql: string, params: readonly SqlParam[]): pg.QueryConfig<SqlValue[]> {
+  if (params.length === 0) return { text: sql };
+  // A table goes as the JSON text `tableOfRows` reads (decision 64).
+  const values = params.map((param) =>
+    param instanceof TableParam ? JSON.stringify(param.rows) : param,
+  );
   let name = statementNames.get(sql);
   if (name === undefined && statementNames.size < maxNamedStatements) {
     name = `svc_${statementNames.size + 1}`;
@@ -254,7 +265,7 @@ function prepared(sql: string, params: readonly SqlValue[]): pg.QueryConfig<SqlV
 
 function clientExecutor(client: pg.PoolClient): SqlExecutor {
   return {
-    query: async <R extends Row = Row>(sql: string, params: readonly SqlValue[] = []) =>
+    query: async <R extends Row = Row>(sql: string, params: readonly SqlParam[] = []) =>
       (await client.query<R>(prepared(sql, params))).rows,
     execute: async (sql, params = []) => (await client.query(prepared(sql, params))).rowCount ?? 0,
   };

@@ -12,10 +12,11 @@ import type {
 } from "../../interfaces.ts";
 import {
   perDatabase,
+  TableParam,
   type Database,
-  type JsonColumn,
   type SqlExecutor,
   type SqlValue,
+  type TableColumn,
 } from "../database.ts";
 import { toCircuitState } from "./circuits.ts";
 import {
@@ -179,22 +180,22 @@ const ranOutLeasesSql = perDatabase(
 
 /** The deliveries of `$1` (rows of `leasedColumns`) still pending under their lease, given back. */
 const givenBackSql = perDatabase(
-  (db) => `WITH r AS (${db.tableOfJsonRows("$1", leasedColumns)})
+  (db) => `WITH r AS (${db.tableOfRows("$1", leasedColumns)})
      UPDATE deliveries SET lease_owner = NULL FROM r
      WHERE ${byPrimaryKeyOf(db, "deliveries")} deliveries.seq = r.seq
        AND deliveries.lease_owner = r.lease AND deliveries.status = 'pending'`,
 );
 
-/** The deliveries of lease rows, as rows of `leasedColumns` (a JSON parameter). */
-function leasedRows(leases: readonly { lease: string; seqs: string }[]): string {
-  return JSON.stringify(
+/** The deliveries of lease rows, as rows of `leasedColumns`. */
+function leasedRows(leases: readonly { lease: string; seqs: string }[]): TableParam {
+  return new TableParam(
     leases.flatMap(({ lease, seqs }) =>
       (JSON.parse(seqs) as number[]).map((seq): SqlValue[] => [seq, lease]),
     ),
   );
 }
 
-const leasedColumns: readonly JsonColumn[] = [
+const leasedColumns: readonly TableColumn[] = [
   ["seq", "BIGINT"],
   ["lease", "TEXT"],
 ];
@@ -321,7 +322,7 @@ export interface FinishedAttempt {
 }
 
 /** A round of reports, as `finishRound` passes it. */
-const resultColumns: readonly JsonColumn[] = [
+const resultColumns: readonly TableColumn[] = [
   ["seq", "BIGINT"],
   ["lease", "TEXT"],
   ["status", "TEXT"],
@@ -366,7 +367,7 @@ const firstAttemptAssignments = (
  * The attempts of a round not kept in their delivery's row, numbered (SQLite's second
  * statement): a first attempt that leads to a retry, and every later one.
  */
-const attemptColumns: readonly JsonColumn[] = [
+const attemptColumns: readonly TableColumn[] = [
   ["delivery_seq", "BIGINT"],
   ["attempt", "INTEGER"],
   ["started_at", "BIGINT"],
@@ -471,7 +472,7 @@ function splitIntoRounds(reports: readonly FinishedAttempt[]): number[][] {
  * them ($1 the time), in SQL of `db`'s engine; exported for the test of its plan.
  */
 export const recordSql = perDatabase((db): { results: string; update: string } => {
-  const results = `r AS (${db.tableOfJsonRows("$2", resultColumns)})`;
+  const results = `r AS (${db.tableOfRows("$2", resultColumns)})`;
   // An attempt that was made counts, and its time and status become the latest; a first
   // attempt that ends the delivery is kept in the row (decision 53), others in delivery_attempts.
   // A listen session's delivery keeps its due time in listen_due_at (decision 34).
@@ -540,11 +541,11 @@ const recordReturningSql = perDatabase((db): string => {
 });
 
 const insertAttemptsSql = perDatabase(
-  (db) => `${insertAttempts} SELECT * FROM (${db.tableOfJsonRows("$1", attemptColumns)})`,
+  (db) => `${insertAttempts} SELECT * FROM (${db.tableOfRows("$1", attemptColumns)})`,
 );
 
 const addHourlyCountsInSql = perDatabase((db) =>
-  addHourlyCountsSql(db.tableOfJsonRows("$1", hourlyCountColumns)),
+  addHourlyCountsSql(db.tableOfRows("$1", hourlyCountColumns)),
 );
 
 /**
@@ -576,7 +577,7 @@ async function finishRound(
   if (db.writesInCtes) {
     const rows = await executor.query<{ seq: number | string }>(recordInOneStatementSql(db), [
       now,
-      JSON.stringify(values),
+      new TableParam(values),
       JSON.stringify(endedLeases),
     ]);
     return new Set(rows.map((row) => Number(row.seq)));
@@ -587,7 +588,7 @@ async function finishRound(
     status: string;
     workspace_id: string | null;
     destination_id: string;
-  }>(recordReturningSql(db), [now, JSON.stringify(values)]);
+  }>(recordReturningSql(db), [now, new TableParam(values)]);
   await deleteLeases(db, executor, endedLeases);
   const recorded = new Map(rows.map((row) => [Number(row.seq), row]));
   const made = reports.filter(({ seq, report }) => report.attempt !== null && recorded.has(seq));
@@ -611,7 +612,7 @@ async function finishRound(
         attempt.webhookSignature ?? null,
       ];
     });
-    await executor.execute(insertAttemptsSql(db), [JSON.stringify(attempts)]);
+    await executor.execute(insertAttemptsSql(db), [new TableParam(attempts)]);
   }
   const counted = hourlyCounts(
     made.map(({ seq, report }): CountedAttempt => {
@@ -625,7 +626,7 @@ async function finishRound(
       };
     }),
   );
-  await executor.execute(addHourlyCountsInSql(db), [JSON.stringify(counted)]);
+  await executor.execute(addHourlyCountsInSql(db), [new TableParam(counted)]);
   return new Set(recorded.keys());
 }
 
@@ -692,7 +693,7 @@ export function backlogCountSql(): string {
  * still pending under it, found by the primary key; exported for the test of its plan.
  */
 export function heldCountSql(db: Database): string {
-  return `WITH r AS (${db.tableOfJsonRows("$1", leasedColumns)})
+  return `WITH r AS (${db.tableOfRows("$1", leasedColumns)})
      SELECT COUNT(*) AS held FROM r JOIN deliveries dl ON dl.seq = r.seq
      WHERE ${byPrimaryKeyOf(db, "dl")} dl.lease_owner = r.lease AND dl.status = 'pending'`;
 }

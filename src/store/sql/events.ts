@@ -1,10 +1,11 @@
 import type { ClaimedDelivery, NewEvent } from "../../interfaces.ts";
 import {
   perDatabase,
+  TableParam,
   type Database,
-  type JsonColumn,
   type SqlExecutor,
   type SqlValue,
+  type TableColumn,
 } from "../database.ts";
 import { type ClaimedRow, insertLeaseSql, toClaimedDelivery } from "./deliveries.ts";
 
@@ -34,7 +35,7 @@ export interface PublishedBatch {
   readonly handed: ClaimedDelivery[];
 }
 
-const batchColumns: readonly JsonColumn[] = [
+const batchColumns: readonly TableColumn[] = [
   ["id", "TEXT"],
   ["workspace_id", "TEXT"],
   ["type", "TEXT"],
@@ -47,12 +48,12 @@ const batchColumns: readonly JsonColumn[] = [
 
 /** The batch's events as a table, in publish order (`position`), in parameter `placeholder`. */
 function batchTable(db: Database, placeholder: string): string {
-  return `batch AS (${db.tableOfJsonRows(placeholder, batchColumns)})`;
+  return `batch AS (${db.tableOfRows(placeholder, batchColumns)})`;
 }
 
-/** The batch's events, for `batchTable`: one JSON parameter. */
-function batchValue(events: readonly NewEvent[]): string {
-  return JSON.stringify(
+/** The batch's events, for `batchTable`: one parameter. */
+function batchValue(events: readonly NewEvent[]): TableParam {
+  return new TableParam(
     events.map((event, position): SqlValue[] => [
       event.id,
       event.workspaceId,
@@ -72,7 +73,7 @@ function batchValue(events: readonly NewEvent[]): string {
  * (`routingValue`) made once per batch. The body is in the events' INSERT alone: a batch of
  * large bodies is not unpacked again for each statement (decision 54).
  */
-const routingColumns: readonly JsonColumn[] = [
+const routingColumns: readonly TableColumn[] = [
   ["workspace_id", "TEXT"],
   ["type", "TEXT"],
   ["position", "INTEGER"],
@@ -81,8 +82,8 @@ const routingColumns: readonly JsonColumn[] = [
 ];
 
 /** The batch's events as `routingColumns`, in publish order. */
-function routingValue(events: readonly NewEvent[]): string {
-  return JSON.stringify(
+function routingValue(events: readonly NewEvent[]): TableParam {
+  return new TableParam(
     events.map((event, position): SqlValue[] => [
       event.workspaceId,
       event.type,
@@ -282,7 +283,7 @@ async function writeKept(
   events: readonly NewEvent[],
   refused: ReadonlyMap<number, number>,
   lease: PublishLease | null,
-  routing?: string,
+  routing?: TableParam,
 ): Promise<{ rows: WrittenRow[]; handed: ClaimedDelivery[] }> {
   if (refused.size === 0) {
     return writeInTransaction(db, tx, events, routing ?? routingValue(events), lease);
@@ -310,7 +311,7 @@ const maxWorkspacesRefused = 10_000;
 async function selectFanOutsOver(
   db: Database,
   executor: SqlExecutor,
-  routing: string,
+  routing: TableParam,
   limit: number,
 ): Promise<Map<number, number>> {
   const rows = await executor.query<{ position: number | string; fan_out: number | string }>(
@@ -321,7 +322,7 @@ async function selectFanOutsOver(
 }
 
 const fanOutsOverSql = perDatabase(
-  (db) => `WITH batch AS (${db.tableOfJsonRows("$1", routingColumns.slice(0, 3))})
+  (db) => `WITH batch AS (${db.tableOfRows("$1", routingColumns.slice(0, 3))})
      SELECT b.position, COUNT(*) AS fan_out
      FROM batch b
      JOIN destinations d ON d.workspace_id = b.workspace_id
@@ -339,7 +340,7 @@ const fanOutsOverSql = perDatabase(
 async function selectRefusedFanOuts(
   db: Database,
   executor: SqlExecutor,
-  routing: string,
+  routing: TableParam,
   fanOutLimits: readonly number[],
 ): Promise<Map<number, number>> {
   const smallest = Math.min(...fanOutLimits);
@@ -556,7 +557,7 @@ async function writeInTransaction(
   db: Database,
   tx: SqlExecutor,
   events: readonly NewEvent[],
-  routing: string,
+  routing: TableParam,
   lease: PublishLease | null,
 ): Promise<{ rows: WrittenRow[]; handed: ClaimedDelivery[] }> {
   await tx.execute(insertEventsSql(db), [batchValue(events)]);
@@ -647,7 +648,7 @@ const insertEventsSql = perDatabase(
 );
 
 const insertRoutedDeliveriesSql = perDatabase(
-  (db) => `WITH batch AS (${db.tableOfJsonRows("$6", routingColumns)}), ${insertDeliveries(db)}`,
+  (db) => `WITH batch AS (${db.tableOfRows("$6", routingColumns)}), ${insertDeliveries(db)}`,
 );
 
 /**

@@ -7,7 +7,7 @@
  * stuck in a statement ignores `terminate()`), and a process can be killed at its deadline.
  */
 import { DatabaseSync } from "node:sqlite";
-import type { SqlExecutor, SqlValue } from "../database.ts";
+import type { SqlExecutor, SqlParam } from "../database.ts";
 import { someSealedSecret, type SealedValue } from "../sql/sealed-values.ts";
 import { ENCRYPTION_KEY_CHECK, readSetting } from "../sql/settings.ts";
 import { migrate } from "../migrate.ts";
@@ -18,6 +18,7 @@ import {
   type SchemaShape,
 } from "./schema-shape.ts";
 import { SqliteDatabase, toSqlitePlaceholders } from "./sqlite-database.ts";
+import { sqliteValues, withJsonTables } from "./table-params.ts";
 
 /** What the parent sends. */
 export interface RestoreCheckRequest {
@@ -55,14 +56,14 @@ async function reference(): Promise<{ shape: SchemaShape; migrations: Migrations
   const db = new SqliteDatabase(":memory:");
   try {
     await migrate(db);
-    const read = (sql: string, params?: readonly SqlValue[]) => db.query(sql, params);
+    const read = (sql: string, params?: readonly SqlParam[]) => db.query(sql, params);
     return { shape: await readSchemaShape(read), migrations: await migrationsOf(read) };
   } finally {
     await db.close();
   }
 }
 
-type Read = (sql: string, params?: readonly SqlValue[]) => Promise<Record<string, unknown>[]>;
+type Read = (sql: string, params?: readonly SqlParam[]) => Promise<Record<string, unknown>[]>;
 
 interface Migrations {
   readonly versions: string;
@@ -86,9 +87,7 @@ function openUntrusted(path: string): { db: DatabaseSync; read: Read } {
   db.exec(`PRAGMA trusted_schema = OFF; PRAGMA hard_heap_limit = ${heapLimitBytes}`);
   const read: Read = (sql, params = []) =>
     Promise.resolve(
-      db
-        .prepare(sql)
-        .all(...params.map((value) => (typeof value === "boolean" ? Number(value) : value))),
+      db.prepare(sql).all(...sqliteValues(params)),
     );
   return { db, read };
 }
@@ -146,7 +145,8 @@ async function checkAndCopy({ input, copy }: RestoreCheckRequest): Promise<Seale
       throw new Refusal(`is damaged (${String(check?.quick_check)})`);
     // Its schema is svc's: its tables are read as svc reads them.
     const tables: SqlExecutor = {
-      query: (sql, params) => copied.read(toSqlitePlaceholders(sql), params) as never,
+      query: (sql, params) =>
+        copied.read(toSqlitePlaceholders(withJsonTables(sql)), params) as never,
       execute: () => Promise.reject(new Error("the copy is only read")),
     };
     return {

@@ -4,23 +4,20 @@ import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import type {
   Database,
-  JsonColumn,
   Row,
   SqlExecutor,
-  SqlValue,
+  SqlParam,
+  TableColumn,
   TransactionOptions,
 } from "../database.ts";
 import { StorageState } from "../storage-state.ts";
 import { BackgroundCheckpointer, defaultWalSizeLimit } from "./checkpointer.ts";
 import { asStorageFull } from "./storage-errors.ts";
+import { sqliteValues, tableMarker, TableStatements } from "./table-params.ts";
 
 /** SQLite numbers its parameters `?1`, `?2`…; the store writes `$1`, `$2`… as PostgreSQL does. */
 export function toSqlitePlaceholders(sql: string): string {
   return sql.replace(/\$(\d+)/g, "?$1");
-}
-
-function toSqliteValue(value: SqlValue): SQLInputValue {
-  return typeof value === "boolean" ? Number(value) : value;
 }
 
 export interface SqliteOptions {
@@ -64,7 +61,8 @@ export class SqliteDatabase implements Database {
   readonly rowLockClause = "";
   readonly writesInCtes = false;
   readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  /** Prepared statements by text; a text with tables, its statements by their shape. */
+  readonly #statements = new Map<string, StatementSync | TableStatements>();
   /** True while a transaction holds the connection; `#transactionDone` settles when it ends. */
   #inTransaction = false;
   /** Whether SQLite keeps its undo copies in memory now (`#keepUndoInMemory`). */
@@ -124,25 +122,34 @@ export class SqliteDatabase implements Database {
   }
 
   #prepare(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (statement === undefined) {
-      statement = this.#db.prepare(toSqlitePlaceholders(sql));
-      this.#statements.set(sql, statement);
-    }
-    return statement;
+    return this.#db.prepare(toSqlitePlaceholders(sql));
   }
 
-  #all<R extends Row>(sql: string, params: readonly SqlValue[] = []): R[] {
+  /** The statement of `sql` for `params`, prepared once, and the values to bind to it. */
+  #bound(sql: string, params: readonly SqlParam[]): [StatementSync, SQLInputValue[]] {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = TableStatements.of(sql, (text) => this.#prepare(text)) ?? this.#prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    if (!(statement instanceof TableStatements)) return [statement, sqliteValues(params)];
+    const { statement: shaped, values } = statement.bind(params);
+    return [shaped, values];
+  }
+
+  #all<R extends Row>(sql: string, params: readonly SqlParam[] = []): R[] {
     try {
-      return this.#prepare(sql).all(...params.map(toSqliteValue)) as R[];
+      const [statement, values] = this.#bound(sql, params);
+      return statement.all(...values) as R[];
     } catch (error) {
       throw this.#failed(error);
     }
   }
 
-  #run(sql: string, params: readonly SqlValue[] = []): number {
+  #run(sql: string, params: readonly SqlParam[] = []): number {
     try {
-      return Number(this.#prepare(sql).run(...params.map(toSqliteValue)).changes);
+      const [statement, values] = this.#bound(sql, params);
+      return Number(statement.run(...values).changes);
     } catch (error) {
       throw this.#failed(error);
     }
@@ -170,7 +177,7 @@ export class SqliteDatabase implements Database {
   // A statement outside a transaction commits by itself. One that may have written is
   // answered only once it is durable (`#durableUpTo`), as a transaction's callers are.
 
-  async query<R extends Row = Row>(sql: string, params?: readonly SqlValue[]): Promise<R[]> {
+  async query<R extends Row = Row>(sql: string, params?: readonly SqlParam[]): Promise<R[]> {
     if (readOnly.test(sql)) {
       while (this.#inTransaction) await this.#transactionDone;
       return this.#all<R>(sql, params);
@@ -181,7 +188,7 @@ export class SqliteDatabase implements Database {
     return rows;
   }
 
-  async execute(sql: string, params?: readonly SqlValue[]): Promise<number> {
+  async execute(sql: string, params?: readonly SqlParam[]): Promise<number> {
     const changes = await this.#writing(() => this.#run(sql, params));
     if (changes === 0) return changes;
     this.#storage.wrote();
@@ -425,13 +432,9 @@ export class SqliteDatabase implements Database {
     return `rowid IN (${subquery})`;
   }
 
-  // `->>` gives each cell its SQL type from JSON (a number an INTEGER, a string TEXT).
-  // `jsonb_each`, not `json_each`: it parses the parameter once and gives each row as JSONB,
-  // which `->>` reads in place; a row as JSON text is parsed again by each `->>`, once per
-  // column (a record's batch has 13). Half the CPU of unpacking a batch, the same values.
-  tableOfJsonRows(placeholder: string, columns: readonly JsonColumn[]): string {
-    const cells = columns.map(([name], index) => `value ->> ${index} AS ${name}`);
-    return `SELECT ${cells.join(", ")} FROM jsonb_each(${placeholder})`;
+  // Expanded when its statement is prepared, by what its parameter holds (decision 64).
+  tableOfRows(placeholder: string, columns: readonly TableColumn[]): string {
+    return tableMarker(placeholder, columns);
   }
 
   announceDeliveriesQueued(): void {
