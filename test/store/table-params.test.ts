@@ -100,16 +100,46 @@ describe("table parameters on SQLite (decision 64)", () => {
     }
   });
 
-  it("reads a table's first columns of wider rows, and ragged rows from JSON", async () => {
-    const wide = tableOf(10).map((row) => [...row, "extra", 42]);
+  it("reads a table's first columns of wider and ragged rows, and rows too narrow from JSON", async () => {
+    const wide = tableOf(10).map((row, index) => [...row, "extra", ...Array(index).fill(42)]);
     const read = await db.query<{ seq: number }>(readSql(db), ["own", new TableParam(wide)]);
     assert.deepEqual(
       read.map((row) => row.seq),
       wide.map((row) => row[0]),
     );
-    const ragged = tableOf(3).map((row, index) => (index === 1 ? [...row, "more"] : row));
-    const raggedRead = await db.query(readSql(db), ["own", new TableParam(ragged)]);
-    assert.equal(raggedRead.length, 3);
+    const narrow = tableOf(3).map((row, index) => (index === 1 ? row.slice(0, 2) : row));
+    const narrowRead = await db.query(readSql(db), ["own", new TableParam(narrow)]);
+    assert.deepEqual(
+      narrowRead.map((row) => [row.seq, row.attempt]),
+      [
+        [narrow[0]?.[0], 0],
+        [narrow[1]?.[0], null],
+        [narrow[2]?.[0], 2],
+      ],
+    );
+  });
+
+  it("binds a table's cells without making its JSON text", async () => {
+    // A bigint has no JSON: a table read from JSON throws, one bound does not.
+    const rows = [[2n ** 40n, "big", 1, null]];
+    const [read] = await db.query(readSql(db), ["own", new TableParam(rows)]);
+    assert.equal(read?.seq, 2 ** 40);
+    await assert.rejects(
+      db.query(readSql(db), ["own", new TableParam(Array(maxValuesRows + 1).fill(rows[0]))]),
+      /BigInt/,
+    );
+  });
+
+  it("a placeholder two tables read, one of them as JSON, is bound for both", async () => {
+    const narrow: readonly TableColumn[] = [["seq", "BIGINT"]];
+    const sql = `WITH a AS (${db.tableOfRows("$1", narrow)}), b AS (${db.tableOfRows("$1", columns)})
+      SELECT (SELECT count(*) FROM a) AS a_rows, (SELECT count(*) FROM b) AS b_rows`;
+    const [read] = await db.query(sql, [new TableParam([[1], [2], [3]])]);
+    assert.deepEqual({ ...read }, { a_rows: 3, b_rows: 3 });
+  });
+
+  it("refuses more parameters than its statement names, as SQLite does", async () => {
+    await assert.rejects(db.query(readSql(db), ["own", new TableParam(tableOf(2)), "more"]));
   });
 
   it("reads a placeholder that the statement also uses elsewhere as JSON", async () => {

@@ -56,7 +56,7 @@ function jsonForm(placeholder: string, columns: readonly TableColumn[]): string 
 }
 
 /**
- * The text of a table bound as `rows` rows of `width` cells, the first cell parameter
+ * The text of a table bound as `rows` rows of a cell per column, the first cell parameter
  * `first`, the others anonymous (`?`, each numbered one past the one before): node:sqlite
  * finds where to bind each argument by the names of the parameters before it, and a
  * numbered one has a name, so a list of `?NNN`s takes time to bind that grows with its
@@ -68,10 +68,10 @@ function jsonForm(placeholder: string, columns: readonly TableColumn[]): string 
 function valuesForm(
   columns: readonly TableColumn[],
   rows: number,
-  width: number,
   first: number,
   count: number | null,
 ): string {
+  const width = columns.length;
   const shift = count === null ? 1 : 2;
   // node:sqlite binds a number as a REAL; JSON's `->>` read an integer as an INTEGER.
   const cells = columns.map(([name, type], index) => {
@@ -133,8 +133,10 @@ export class TableStatements {
   /** The highest placeholder the text names: the tables' cells are bound after it. */
   readonly #highest: number;
   readonly #prepare: (sql: string) => StatementSync;
-  /** By shape: a number made of each table's rows, width and padding (`shapeOf`). */
+  /** By shape: a number made of each table's rows and padding (`shapeOf`). */
   readonly #shapes = new Map<number | string, StatementSync>();
+  /** By parameter index: whether a table reads it. */
+  readonly #read: boolean[] = [];
 
   private constructor(
     sql: string,
@@ -146,26 +148,36 @@ export class TableStatements {
     this.#tables = tables;
     this.#highest = highest;
     this.#prepare = prepare;
+    for (const table of tables) this.#read[table.index] = true;
   }
 
   /** The statement for `params`' tables, and the values to bind to it. */
   bind(params: readonly SqlParam[]): { statement: StatementSync; values: SQLInputValue[] } {
-    const values = sqliteValues(params);
-    const base = Math.max(this.#highest, values.length);
-    for (let index = values.length; index < base; index++) values.push(null);
-    // A table's form, per table in order: its rows and width (bound), or 0 (JSON).
-    const forms: { rows: number; width: number; first: number; count: number | null }[] = [];
-    let shape: number | string = base;
+    const highest = this.#highest;
+    if (params.length > highest) {
+      throw new RangeError(`${params.length} parameters for a statement that names ${highest}`);
+    }
+    // The statement's own parameters; a table's, null until its form is known.
+    const values: SQLInputValue[] = [];
+    for (let index = 0; index < highest; index++) {
+      const param = params[index] ?? null;
+      values.push(param instanceof TableParam ? null : toSqliteValue(param));
+    }
+    // A table's form, per table in order: the rows of its VALUES list, or 0 (JSON).
+    const forms: { rows: number; first: number; count: number | null }[] = [];
+    const asJson: boolean[] = [];
+    let shape: number | string = highest;
     for (const table of this.#tables) {
       const param = params[table.index];
-      const width = param instanceof TableParam ? bindableWidth(param, table) : 0;
-      if (width === 0 || values.length + valuesRowsFor((param as TableParam).rows.length) * width + 1 > maxParameters) {
-        forms.push({ rows: 0, width: 0, first: 0, count: null });
+      const width = table.columns.length;
+      const listed = param instanceof TableParam ? bindableRows(param, table) : 0;
+      if (listed === 0 || values.length + listed * width + 1 > maxParameters) {
+        forms.push({ rows: 0, first: 0, count: null });
+        asJson[table.index] = true;
         shape = shapeOf(shape, 0, this.#tables.length);
         continue;
       }
       const { rows } = param as TableParam;
-      const listed = valuesRowsFor(rows.length);
       // Above `exactRows` always counted, a full list too: one text per multiple of eight.
       let count: number | null = null;
       if (listed > exactRows) {
@@ -173,11 +185,20 @@ export class TableStatements {
         count = values.length;
       }
       const first = values.length + 1;
-      for (const row of rows) for (const cell of row) values.push(toSqliteValue(cell));
+      // The table's columns of each row: cells past them are not read (the JSON form's way).
+      for (const row of rows) {
+        for (let cell = 0; cell < width; cell++) values.push(toSqliteValue(row[cell] ?? null));
+      }
       for (let index = (listed - rows.length) * width; index > 0; index--) values.push(null);
-      values[table.index] = null;
-      forms.push({ rows: listed, width, first, count });
-      shape = shapeOf(shape, (listed * 64 + width) * 2 + (count === null ? 0 : 1), this.#tables.length);
+      forms.push({ rows: listed, first, count });
+      shape = shapeOf(shape, listed * 2 + (count === null ? 0 : 1), this.#tables.length);
+    }
+    // A table read as JSON, or read by no table at all, is bound as its JSON text.
+    for (let index = 0; index < highest; index++) {
+      const param = params[index];
+      if (param instanceof TableParam && (asJson[index] === true || !this.#read[index])) {
+        values[index] = JSON.stringify(param.rows);
+      }
     }
     let statement = this.#shapes.get(shape);
     if (statement === undefined) {
@@ -187,7 +208,7 @@ export class TableStatements {
         const form = forms[index++] as (typeof forms)[number];
         return form.rows === 0
           ? jsonForm(`$${number}`, table.columns)
-          : valuesForm(table.columns, form.rows, form.width, form.first, form.count);
+          : valuesForm(table.columns, form.rows, form.first, form.count);
       });
       statement = this.#prepare(sql);
       this.#shapes.set(shape, statement);
@@ -206,14 +227,13 @@ function shapeOf(shape: number | string, code: number, tables: number): number |
 }
 
 /**
- * The width of `param`'s rows if it can be bound for `table` as a VALUES list (1 to
- * `maxValuesRows` rows, all as wide, at least as wide as the table), else 0.
+ * The rows of the VALUES list that binds `param` for `table`: its own (1 to `maxValuesRows`,
+ * each with a cell for each of the table's columns) rounded up (`valuesRowsFor`), or 0 when
+ * it is read as JSON.
  */
-function bindableWidth(param: TableParam, table: TableSlot): number {
+function bindableRows(param: TableParam, table: TableSlot): number {
   const { rows } = param;
   if (table.alsoElsewhere || rows.length === 0 || rows.length > maxValuesRows) return 0;
-  const width = rows[0]?.length ?? 0;
-  if (width < table.columns.length) return 0;
-  for (const row of rows) if (row.length !== width) return 0;
-  return width;
+  for (const row of rows) if (row.length < table.columns.length) return 0;
+  return valuesRowsFor(rows.length);
 }
