@@ -6,28 +6,16 @@
  * between the two, so that a machine whose speed moves meets both alike. Prints µs a
  * statement for each and their ratio.
  */
-import { TableParam, type SqlValue, type TableColumn } from "../src/store/database.ts";
+import { TableParam, type SqlValue } from "../src/store/database.ts";
+import { resultColumns } from "../src/store/sql/deliveries.ts";
 import { SqliteDatabase } from "../src/store/sqlite/sqlite-database.ts";
 import { argument, progress, round } from "./stats.ts";
 
 const rounds = Number(argument("--rounds") ?? 4);
 const statements = Number(argument("--statements") ?? 3_000);
 
-const columns: readonly TableColumn[] = [
-  ["seq", "BIGINT"],
-  ["lease", "TEXT"],
-  ["status", "TEXT"],
-  ["next_attempt_at", "BIGINT"],
-  ["last_error", "TEXT"],
-  ["attempted", "INTEGER"],
-  ["started_at", "BIGINT"],
-  ["status_code", "INTEGER"],
-  ["duration_ms", "INTEGER"],
-  ["error_class", "TEXT"],
-  ["response_body", "TEXT"],
-  ["failure_reason", "TEXT"],
-  ["webhook_signature", "TEXT"],
-];
+/** A round of results' columns, as the worker records them. */
+const columns = resultColumns;
 
 /** A delivered result's row, as the worker reports one. */
 function rowOf(seq: number): SqlValue[] {

@@ -22,7 +22,12 @@ const columns: readonly TableColumn[] = [
 /** Row `index` of a table: an integer past 2^32, a text, a small integer, a text or null. */
 function rowOf(index: number): SqlValue[] {
   const notes = ['say "hi"', "é ☃ \u0000 end", null, "", "x".repeat(3000)];
-  return [1_795_745_917_853 + index, `lease-${index}`, index % 7, notes[index % notes.length] ?? null];
+  return [
+    1_795_745_917_853 + index,
+    `lease-${index}`,
+    index % 7,
+    notes[index % notes.length] ?? null,
+  ];
 }
 
 function tableOf(rows: number): SqlValue[][] {
@@ -101,7 +106,11 @@ describe("table parameters on SQLite (decision 64)", () => {
   });
 
   it("reads a table's first columns of wider and ragged rows, and rows too narrow from JSON", async () => {
-    const wide = tableOf(10).map((row, index) => [...row, "extra", ...Array(index).fill(42)]);
+    const wide = tableOf(10).map((row, index): SqlValue[] => [
+      ...row,
+      "extra",
+      ...Array.from({ length: index }, () => 42),
+    ]);
     const read = await db.query<{ seq: number }>(readSql(db), ["own", new TableParam(wide)]);
     assert.deepEqual(
       read.map((row) => row.seq),
@@ -161,7 +170,10 @@ describe("table parameters on SQLite (decision 64)", () => {
       const statements = TableStatements.of(sql, prepare);
       if (statements === null) throw new Error("no table found in the text");
       for (let rows = 1; rows <= maxValuesRows; rows++) {
-        const bound: ReturnType<TableStatements["bind"]> = statements.bind(["own", new TableParam(tableOf(rows))]);
+        const bound: ReturnType<TableStatements["bind"]> = statements.bind([
+          "own",
+          new TableParam(tableOf(rows)),
+        ]);
         assert.equal(bound.statement.all(...bound.values).length, rows);
       }
       assert.equal(prepared.length, 15, "1 to 8 rows each, then 16, 24 … 64");

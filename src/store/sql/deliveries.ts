@@ -321,8 +321,8 @@ export interface FinishedAttempt {
   readonly report: AttemptReport;
 }
 
-/** A round of reports, as `finishRound` passes it. */
-const resultColumns: readonly TableColumn[] = [
+/** A round of reports, as `finishRound` passes it (exported for bench:table-params). */
+export const resultColumns: readonly TableColumn[] = [
   ["seq", "BIGINT"],
   ["lease", "TEXT"],
   ["status", "TEXT"],

@@ -86,9 +86,7 @@ function openUntrusted(path: string): { db: DatabaseSync; read: Read } {
   // No function with side effects from a view, trigger or index of the file's own schema.
   db.exec(`PRAGMA trusted_schema = OFF; PRAGMA hard_heap_limit = ${heapLimitBytes}`);
   const read: Read = (sql, params = []) =>
-    Promise.resolve(
-      db.prepare(sql).all(...sqliteValues(params)),
-    );
+    Promise.resolve(db.prepare(sql).all(...sqliteValues(params)));
   return { db, read };
 }
 
