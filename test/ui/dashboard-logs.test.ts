@@ -86,6 +86,11 @@ describe("the dashboard's logs in a browser", () => {
       ...deliveryEnv(ca),
       SVC_RETRY_SCHEDULE: "1h,2h,4h",
       SVC_CIRCUIT_THRESHOLD: "2",
+      // Every receiver here answers at once. With an hour between attempts, an attempt that a
+      // loaded machine let run past deliveryEnv's 1 s (a suite beside a browser) would hold
+      // its delivery, and after two its destination's circuit, past the test's end.
+      SVC_DELIVERY_TIMEOUT: "10s",
+      SVC_DELIVERY_LEASE: "30s",
     });
     api = apiClient(fixture.server.url, fixture.owner.key);
     owner = await createUser(fixture.server, fixture.owner.id, "owner");
