@@ -167,14 +167,10 @@ describe("table parameters on SQLite (decision 64)", () => {
         return raw.prepare(toSqlitePlaceholders(sql));
       };
       const sql = readSql(db);
-      const statements = TableStatements.of(sql, prepare);
-      if (statements === null) throw new Error("no table found in the text");
+      const statements = TableStatements.of(sql, prepare) ?? assert.fail("no table in the text");
       for (let rows = 1; rows <= maxValuesRows; rows++) {
-        const bound: ReturnType<TableStatements["bind"]> = statements.bind([
-          "own",
-          new TableParam(tableOf(rows)),
-        ]);
-        assert.equal(bound.statement.all(...bound.values).length, rows);
+        const [statement, values] = statements.bind(["own", new TableParam(tableOf(rows))]);
+        assert.equal(statement.all(...values).length, rows);
       }
       assert.equal(prepared.length, 15, "1 to 8 rows each, then 16, 24 … 64");
       for (const text of prepared) {

@@ -1,4 +1,4 @@
-import type { SqlParam } from "../database.ts";
+import type { SqlValue } from "../database.ts";
 
 /**
  * What a SQLite database is made of, read from `sqlite_schema` and the schema pragmas only:
@@ -24,7 +24,7 @@ interface SchemaObject {
 }
 
 /** Runs a read of the database: a SELECT of sqlite_schema or of a pragma's table function. */
-export type ReadRows = (sql: string, params?: readonly SqlParam[]) => Promise<readonly Row[]>;
+export type ReadRows = (sql: string, params?: readonly SqlValue[]) => Promise<readonly Row[]>;
 type Row = Readonly<Record<string, unknown>>;
 
 const text = (value: unknown): string => (typeof value === "string" ? value : String(value));

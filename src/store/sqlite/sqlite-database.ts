@@ -132,9 +132,9 @@ export class SqliteDatabase implements Database {
       statement = TableStatements.of(sql, (text) => this.#prepare(text)) ?? this.#prepare(sql);
       this.#statements.set(sql, statement);
     }
-    if (!(statement instanceof TableStatements)) return [statement, sqliteValues(params)];
-    const { statement: shaped, values } = statement.bind(params);
-    return [shaped, values];
+    return statement instanceof TableStatements
+      ? statement.bind(params)
+      : [statement, sqliteValues(params)];
   }
 
   #all<R extends Row>(sql: string, params: readonly SqlParam[] = []): R[] {

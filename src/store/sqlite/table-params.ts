@@ -78,9 +78,9 @@ function valuesForm(
     const column = `column${index + shift}`;
     return type === "TEXT" ? `${column} AS ${name}` : `CAST(${column} AS INTEGER) AS ${name}`;
   });
-  const anonymous = `?${", ?".repeat(width - 1)}`;
+  const rest = ", ?".repeat(width - 1);
   const list = Array.from({ length: rows }, (_, row) => {
-    const bound = row === 0 ? `?${first}${", ?".repeat(width - 1)}` : anonymous;
+    const bound = `${row === 0 ? `?${first}` : "?"}${rest}`;
     return count === null ? `(${bound})` : `(${row}, ${bound})`;
   });
   const cut = count === null ? "" : ` WHERE column1 < ?${count}`;
@@ -152,7 +152,7 @@ export class TableStatements {
   }
 
   /** The statement for `params`' tables, and the values to bind to it. */
-  bind(params: readonly SqlParam[]): { statement: StatementSync; values: SQLInputValue[] } {
+  bind(params: readonly SqlParam[]): [StatementSync, SQLInputValue[]] {
     const highest = this.#highest;
     if (params.length > highest) {
       throw new RangeError(`${params.length} parameters for a statement that names ${highest}`);
@@ -213,7 +213,7 @@ export class TableStatements {
       statement = this.#prepare(sql);
       this.#shapes.set(shape, statement);
     }
-    return { statement, values };
+    return [statement, values];
   }
 }
 
