@@ -9,14 +9,17 @@
  * minute to minute a pair's two runs meet different loads (their spread was ±15 % at load
  * 6–12); here both meet the same load at the same time, and the ratio B/A is what to read
  * (its chunks spread a few percent). The absolute µs are inflated by the load and by the
- * other server, so compare them only within one run.
+ * other server, so compare them only within one run. With `--postgres` each side's database
+ * is on the same cluster, and each chunk also reads the CPU of the backends serving it (by
+ * their process titles, `BackendsCpu`, which keeps what the backends a pool closes spent), so
+ * the two builds' PostgreSQL CPU per delivery is compared under the same load too.
  */
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createTestCa, type TestCa } from "../test/support/tls.ts";
 import { measureThroughput, register, warmUpCount } from "./measure.ts";
-import { postgresDatabase } from "./postgres.ts";
+import { BackendsCpu, postgresDatabase } from "./postgres.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService, type BenchService } from "./service.ts";
 import { argument, cpuMs, progress, round } from "./stats.ts";
@@ -34,7 +37,15 @@ interface Side {
   readonly service: BenchService;
   readonly receiver: BenchReceiver;
   readonly drop: () => void;
+  /** The CPU of the backends serving the side's database, with `--postgres`. */
+  readonly backends: BackendsCpu | null;
   cpuMs: number;
+  backendsMs: number;
+}
+
+interface PerDelivery {
+  readonly server: number;
+  readonly backends: number;
 }
 
 async function startSide(tree: string, dir: string, ca: TestCa): Promise<Side> {
@@ -50,12 +61,18 @@ async function startSide(tree: string, dir: string, ca: TestCa): Promise<Side> {
     ...(pg === null ? {} : { database: pg.url }),
   });
   await register(service, `${receiver.url}/paired`, ["job.completed"]);
-  return { tree, service, receiver, drop: () => pg?.drop(), cpuMs: 0 };
+  const backends = pg === null ? null : await BackendsCpu.start(new URL(pg.url).pathname.slice(1));
+  return { tree, service, receiver, drop: () => pg?.drop(), backends, cpuMs: 0, backendsMs: 0 };
 }
 
 /** The server process's CPU time (all threads), in ms. */
 function serverCpuMs(side: Side): Promise<number> {
   return cpuMs(`/proc/${side.service.process.pid ?? 0}/stat`);
+}
+
+/** The CPU time of the backends serving the side's database, in ms (0 on SQLite). */
+function backendsCpuMs(side: Side): Promise<number> {
+  return side.backends?.ms() ?? Promise.resolve(0);
 }
 
 async function main(): Promise<void> {
@@ -82,26 +99,41 @@ async function main(): Promise<void> {
     for (let chunk = 1; chunk <= chunks; chunk += 1) {
       const perDelivery = await Promise.all(
         sides.map(async (side) => {
-          const before = await serverCpuMs(side);
+          const [before, backendsBefore] = [await serverCpuMs(side), await backendsCpuMs(side)];
           await measureThroughput(side.service, side.receiver, size);
           const spent = (await serverCpuMs(side)) - before;
+          const backends = (await backendsCpuMs(side)) - backendsBefore;
           side.cpuMs += spent;
-          return (spent * 1000) / size;
+          side.backendsMs += backends;
+          return { server: (spent * 1000) / size, backends: (backends * 1000) / size };
         }),
       );
-      const [a = 0, b = 0] = perDelivery;
+      const [a, b] = perDelivery as [PerDelivery, PerDelivery];
+      const backends = postgres
+        ? `; PostgreSQL A ${round(a.backends, 0)} µs, B ${round(b.backends, 0)} µs, ` +
+          `B/A ${round(b.backends / a.backends, 3)}`
+        : "";
       process.stdout.write(
-        `chunk ${chunk}/${chunks}: A ${round(a, 0)} µs, B ${round(b, 0)} µs per delivery, B/A ${round(b / a, 3)}\n`,
+        `chunk ${chunk}/${chunks}: A ${round(a.server, 0)} µs, B ${round(b.server, 0)} µs per ` +
+          `delivery, B/A ${round(b.server / a.server, 3)}${backends}\n`,
       );
     }
     const [a, b] = sides as [Side, Side];
-    const total = (side: Side): number => round((side.cpuMs * 1000) / (chunks * size), 0);
+    const per = (ms: number): number => round((ms * 1000) / (chunks * size), 0);
+    const line = (label: string, side: Side): string =>
+      `${label} ${side.tree}: server ${per(side.cpuMs)} µs per delivery` +
+      (postgres ? `, PostgreSQL ${per(side.backendsMs)} µs` : "") +
+      "\n";
     process.stdout.write(
-      `A ${a.tree}: server ${total(a)} µs per delivery\nB ${b.tree}: server ${total(b)} µs ` +
-        `per delivery\nB/A ${round(b.cpuMs / a.cpuMs, 3)} (${chunks} chunks of ${size})\n`,
+      line("A", a) +
+        line("B", b) +
+        `B/A ${round(b.cpuMs / a.cpuMs, 3)}` +
+        (postgres ? `, PostgreSQL B/A ${round(b.backendsMs / a.backendsMs, 3)}` : "") +
+        ` (${chunks} chunks of ${size})\n`,
     );
   } finally {
     for (const side of sides) {
+      side.backends?.stop();
       await side.service.stop();
       await side.receiver.close();
       side.drop();

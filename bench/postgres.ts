@@ -49,6 +49,61 @@ export async function postgresCpuMs(database: string): Promise<number> {
 }
 
 /**
+ * The CPU time of the backends serving `database`, counted across their ends: a pool closes
+ * an idle connection and opens another later, and a backend's CPU leaves /proc with it, so
+ * `postgresCpuMs` read at two moments loses what the closed ones spent. This reads every
+ * backend's CPU every `everyMs` and keeps the last reading of each, ended or not; a backend
+ * that ends loses at most what it spent since the last reading. `stop()` ends the readings.
+ */
+export class BackendsCpu {
+  readonly #database: string;
+  /** Each backend's CPU in ms when first seen (0 if born since the start) and at last reading. */
+  readonly #seen = new Map<string, { first: number; last: number }>();
+  readonly #timer: NodeJS.Timeout;
+  #started = false;
+
+  private constructor(database: string, everyMs: number) {
+    this.#database = database;
+    this.#timer = setInterval(() => void this.#read(), everyMs);
+  }
+
+  static async start(database: string, everyMs = 250): Promise<BackendsCpu> {
+    const backends = new BackendsCpu(database, everyMs);
+    await backends.#read();
+    backends.#started = true;
+    return backends;
+  }
+
+  /** The backends' CPU in ms since `start`, read now. */
+  async ms(): Promise<number> {
+    await this.#read();
+    let total = 0;
+    for (const { first, last } of this.#seen.values()) total += last - first;
+    return total;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  async #read(): Promise<void> {
+    for (const pid of (await readdir("/proc")).filter((name) => /^\d+$/.test(name))) {
+      try {
+        if ((await readFile(`/proc/${pid}/comm`, "utf8")).trim() !== "postgres") continue;
+        const title = (await readFile(`/proc/${pid}/cmdline`, "utf8")).replaceAll("\0", " ");
+        if (!title.split(" ").includes(this.#database)) continue;
+        const now = await cpuMs(`/proc/${pid}/stat`);
+        const known = this.#seen.get(pid);
+        if (known === undefined) this.#seen.set(pid, { first: this.#started ? 0 : now, last: now });
+        else known.last = Math.max(known.last, now);
+      } catch {
+        // The process ended meanwhile.
+      }
+    }
+  }
+}
+
+/**
  * CPU time in ms of a whole PostgreSQL cluster of one's own (not a shared one): the
  * postmaster's, its live children's (backends, WAL writer, checkpointer…) and that of the
  * children that have exited, which the kernel adds to the postmaster's as it reaps them. Unlike

@@ -107,6 +107,12 @@ const schema = z
     /** PostgreSQL: connections in each process's pool. Default 10. */
     databasePoolSize: z.coerce.number().int().min(2).max(1000),
     /**
+     * How long a batch of publishes or results waits for more while they come faster than
+     * that (decision 65): more calls share a commit, for up to this much more latency. 0 turns
+     * it off. Default 2ms; at most 100ms.
+     */
+    batchLinger: duration.refine((ms) => ms <= 100, { message: "must be at most 100ms" }),
+    /**
      * What `svc server` runs: `all` (API, delivery worker and maintenance; the default),
      * `api` (the HTTP API alone) or `worker` (worker and maintenance, with a listener that
      * answers only /healthz and /readyz).
@@ -337,6 +343,7 @@ function defaults(env: NodeJS.ProcessEnv): Record<string, unknown> {
     host: "127.0.0.1",
     port: 8787,
     databasePoolSize: 10,
+    batchLinger: "2ms",
     role: "all",
     dataDir: defaultDataDir(env),
     allowPrivateNetworks: [],
@@ -385,6 +392,7 @@ export const environmentNames: Record<keyof ServerConfig, string> = {
   port: "SVC_PORT",
   database: "SVC_DATABASE_URL",
   databasePoolSize: "SVC_DATABASE_POOL_SIZE",
+  batchLinger: "SVC_BATCH_LINGER",
   role: "SVC_ROLE",
   dataDir: "SVC_DATA_DIR",
   encryptionKey: "SVC_ENCRYPTION_KEY",

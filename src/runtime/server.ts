@@ -77,6 +77,7 @@ async function startOn(config: ServerConfig, seams: ServerSeams): Promise<Runnin
   const postgres = isPostgresUrl(location);
   const store: Store = await openStore(location, clock, {
     poolSize: config.databasePoolSize,
+    batchLingerMs: config.batchLinger,
     onConnectionError: (error) => {
       logger.warn({ err: error }, "an idle database connection broke; the pool replaces it");
     },

@@ -167,10 +167,11 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
    */
   readonly #held = new Map<string, { readonly seqs: Set<number>; readonly endsAt: number }>();
 
-  constructor(db: Database, clock: Clock) {
+  /** `lingerMs`: how long a batch of publishes or results may wait for more (`Batcher`). */
+  constructor(db: Database, clock: Clock, lingerMs = 0) {
     super(db, clock);
-    this.#publishes = new Batcher((events) => this.#publishBatch(events), { maxBatch });
-    this.#results = new Batcher((reports) => this.#finishBatch(reports), { maxBatch });
+    this.#publishes = new Batcher((events) => this.#publishBatch(events), { maxBatch, lingerMs });
+    this.#results = new Batcher((reports) => this.#finishBatch(reports), { maxBatch, lingerMs });
   }
 
   /** From now on, circuits and failed deliveries are told to the operator through `operations`. */

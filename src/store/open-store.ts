@@ -14,6 +14,8 @@ export function isPostgresUrl(database: string): boolean {
 export interface OpenStoreOptions {
   /** PostgreSQL: connections in the pool. Default 10. */
   readonly poolSize?: number;
+  /** How long a batch of publishes or results may wait for more (`Batcher`); default 0. */
+  readonly batchLingerMs?: number;
   /** PostgreSQL: told when an idle connection broke (the pool has already replaced it). */
   readonly onConnectionError?: (error: Error) => void;
   /** PostgreSQL: told when the NOTIFY that wakes workers failed (they poll meanwhile). */
@@ -65,7 +67,7 @@ export async function openStore(
       { cause: error },
     );
   }
-  return new SqlStore(db, clock);
+  return new SqlStore(db, clock, { batchLingerMs: options.batchLingerMs });
 }
 
 /** A PostgreSQL URL may carry a password; messages and logs show it without. */

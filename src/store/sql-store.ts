@@ -33,10 +33,10 @@ export class SqlStore implements Store {
   readonly portal: SqlPortalAccess;
   readonly operations: SqlOperations;
 
-  constructor(db: Database, clock: Clock) {
+  constructor(db: Database, clock: Clock, options: { readonly batchLingerMs?: number } = {}) {
     this.#db = db;
     this.destinations = new SqlDestinationStore(db, clock);
-    this.queue = new SqlDeliveryQueue(db, clock);
+    this.queue = new SqlDeliveryQueue(db, clock, options.batchLingerMs);
     this.operations = new SqlOperations(db, clock, () => {
       this.queue.announceQueued();
     });

@@ -99,6 +99,28 @@ describe("server configuration", () => {
     );
   });
 
+  it("reads the batch linger as a duration of at most 100ms, 0 turning it off", () => {
+    const linger = (value?: string): number =>
+      loadServerConfig({
+        env: { HOME: "/home/u", ...(value === undefined ? {} : { SVC_BATCH_LINGER: value }) },
+        flags: {},
+      }).batchLinger;
+    assert.equal(linger(), 2);
+    assert.equal(linger("0ms"), 0);
+    assert.equal(linger("100ms"), 100);
+    for (const wrong of ["101ms", "1s", "soon"]) {
+      assert.throws(
+        () => linger(wrong),
+        (error: Error & { code?: string }) => {
+          assert.equal(error.code, "invalid_config");
+          assert.match(error.message, /SVC_BATCH_LINGER/);
+          return true;
+        },
+        wrong,
+      );
+    }
+  });
+
   it("reads destination ports as a list of ports and ranges, and refuses anything else", () => {
     const config = loadServerConfig({
       env: { SVC_DESTINATION_PORTS: "443, 8443,1024-65535" },

@@ -175,4 +175,79 @@ describe("Batcher", () => {
     assert.equal(await third, 3);
     await until(() => idleAgain.settled(), "idle() to settle after the third batch");
   });
+
+  describe("lingering (lingerMs)", () => {
+    it("runs a call after a quiet moment at once", async () => {
+      const { batches, run } = heldBatches((item: number) => item);
+      const batcher = new Batcher(run, { maxBatch: 100, lingerMs: 60_000 / 100 });
+      const call = batcher.add(1);
+      await until(() => batches.length === 1, "the batch to start without lingering");
+      batches[0]!.finish();
+      assert.equal(await call, 1);
+    });
+
+    it("under a stream of calls, waits for more until maxBatch have come", async () => {
+      const { batches, run } = heldBatches((item: number) => item * 3);
+      // One call would not linger (its gap is a quiet one's), thirty in a row do: their
+      // mean gap falls far below 900 ms.
+      const batcher = new Batcher(run, { maxBatch: 40, lingerMs: 900 });
+      const calls = Array.from({ length: 30 }, (_, index) => batcher.add(index));
+      for (let turn = 0; turn < 10; turn += 1) await nextTurn();
+      assert.equal(batches.length, 0, "the batch lingers for more calls");
+      // Calls of later turns join it, and the fortieth ends the linger.
+      for (let index = 30; index < 40; index += 1) {
+        calls.push(batcher.add(index));
+        await nextTurn();
+      }
+      await until(() => batches.length === 1, "the batch to start once maxBatch have come");
+      assert.deepEqual(
+        batches[0]!.items,
+        Array.from({ length: 40 }, (_, index) => index),
+      );
+      batches[0]!.finish();
+      assert.deepEqual(
+        await Promise.all(calls),
+        Array.from({ length: 40 }, (_, index) => index * 3),
+      );
+    });
+
+    it("runs a lingering batch when lingerMs have passed, with the calls made meanwhile", async () => {
+      const { batches, run } = heldBatches((item: number) => item);
+      const lingerMs = 300;
+      const batcher = new Batcher(run, { maxBatch: 1000, lingerMs });
+      const started = performance.now();
+      const calls = Array.from({ length: 40 }, (_, index) => batcher.add(index));
+      await nextTurn();
+      calls.push(batcher.add(40));
+      const ran = new Promise<number>((resolve) => {
+        const check = (): void => {
+          if (batches.length > 0) resolve(performance.now());
+          else setTimeout(check, 5);
+        };
+        check();
+      });
+      const at = await ran;
+      assert.ok(at - started >= lingerMs - 5, `ran after ${at - started} ms, before the linger`);
+      assert.equal(batches[0]!.items.length, 41, "the call made while it lingered joined it");
+      batches[0]!.finish();
+      assert.equal((await Promise.all(calls)).length, 41);
+    });
+
+    it("with lingerMs 0, a stream of calls forms batches as before", async () => {
+      const batches: number[][] = [];
+      const batcher = new Batcher<number, number>(
+        (items) => {
+          batches.push([...items]);
+          return Promise.resolve([...items]);
+        },
+        { maxBatch: 100, lingerMs: 0 },
+      );
+      await Promise.all(Array.from({ length: 50 }, (_, index) => batcher.add(index)));
+      assert.equal(await batcher.add(50), 50);
+      assert.deepEqual(
+        batches.map((batch) => batch.length),
+        [50, 1],
+      );
+    });
+  });
 });
