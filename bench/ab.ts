@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
 import { measureThroughput, register, warmUpCount } from "./measure.ts";
-import { databaseOf, postgresClusterCpuMs, postgresCpuMs, postgresDatabase } from "./postgres.ts";
+import { BackendsCpu, databaseOf, postgresClusterCpuMs, postgresDatabase } from "./postgres.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService } from "./service.ts";
 import { argument, cpuMs, progress, round } from "./stats.ts";
@@ -40,8 +40,9 @@ const traced = argument("--traced") ?? "";
 const postgres = process.argv.includes("--postgres");
 /**
  * `--cluster-cpu`: also the CPU of the whole PostgreSQL cluster (SVC_BENCH_POSTGRES_URL's, which
- * must be one's own and on this machine), exited backends included: the per-database figure
- * loses the CPU of a backend whose connection the pool closed during the run.
+ * must be one's own and on this machine), its background processes (WAL writer, checkpointer,
+ * autovacuum) included; the per-database figure (`BackendsCpu`) counts the run's backends
+ * alone, those whose connection the pool closed during the run up to their last reading.
  */
 const clusterCpu = process.argv.includes("--cluster-cpu");
 const postgresBase = process.env.SVC_BENCH_POSTGRES_URL ?? "postgres://127.0.0.1:5432/postgres";
@@ -116,14 +117,15 @@ async function runOnce(
     },
     ...(pg === null ? {} : { database: pg.url }),
   });
+  let backends: BackendsCpu | null = null;
   try {
     await register(service, `${receiver.url}/ab`, ["job.completed"]);
     await measureThroughput(service, receiver, warmUpCount);
     const pid = service.process.pid ?? 0;
+    backends = pg === null ? null : await BackendsCpu.start(databaseOf(pg.url));
     const before = {
       server: await cpuMs(`/proc/${pid}/stat`),
       main: await cpuMs(`/proc/${pid}/task/${pid}/stat`),
-      postgres: pg === null ? 0 : await postgresCpuMs(databaseOf(pg.url)),
       cluster: pg === null || !clusterCpu ? 0 : await postgresClusterCpuMs(postgresBase),
       bench: process.cpuUsage(),
       machine: await machineTimes(),
@@ -139,8 +141,7 @@ async function runOnce(
       publish_p50_ms: throughput.publish_p50_ms,
       server_us: perDelivery((await cpuMs(`/proc/${pid}/stat`)) - before.server),
       main_thread_us: perDelivery((await cpuMs(`/proc/${pid}/task/${pid}/stat`)) - before.main),
-      postgres_us:
-        pg === null ? 0 : perDelivery((await postgresCpuMs(databaseOf(pg.url))) - before.postgres),
+      postgres_us: backends === null ? 0 : perDelivery(await backends.ms()),
       postgres_cluster_us:
         pg === null || !clusterCpu
           ? 0
@@ -152,6 +153,7 @@ async function runOnce(
       ),
     } satisfies Run;
   } finally {
+    backends?.stop();
     await service.stop();
     if (pg !== null) pg.drop();
   }

@@ -53,18 +53,24 @@ export async function postgresCpuMs(database: string): Promise<number> {
  * an idle connection and opens another later, and a backend's CPU leaves /proc with it, so
  * `postgresCpuMs` read at two moments loses what the closed ones spent. This reads every
  * backend's CPU every `everyMs` and keeps the last reading of each, ended or not; a backend
- * that ends loses at most what it spent since the last reading. `stop()` ends the readings.
+ * that ends loses what it spent since the last reading (all of it, if it lived between two).
+ * `stop()` ends the readings.
  */
 export class BackendsCpu {
   readonly #database: string;
-  /** Each backend's CPU in ms when first seen (0 if born since the start) and at last reading. */
+  /**
+   * Each backend's CPU in ms (by pid and start time) when first seen (0 if born since the
+   * start) and at its last reading.
+   */
   readonly #seen = new Map<string, { first: number; last: number }>();
   readonly #timer: NodeJS.Timeout;
   #started = false;
+  /** A reading under way: the timer's next one skips while it runs. */
+  #reading: Promise<void> | null = null;
 
   private constructor(database: string, everyMs: number) {
     this.#database = database;
-    this.#timer = setInterval(() => void this.#read(), everyMs);
+    this.#timer = setInterval(() => void this.#read(), everyMs).unref();
   }
 
   static async start(database: string, everyMs = 250): Promise<BackendsCpu> {
@@ -86,15 +92,26 @@ export class BackendsCpu {
     clearInterval(this.#timer);
   }
 
-  async #read(): Promise<void> {
+  #read(): Promise<void> {
+    this.#reading ??= this.#readAll().finally(() => {
+      this.#reading = null;
+    });
+    return this.#reading;
+  }
+
+  async #readAll(): Promise<void> {
     for (const pid of (await readdir("/proc")).filter((name) => /^\d+$/.test(name))) {
       try {
         if ((await readFile(`/proc/${pid}/comm`, "utf8")).trim() !== "postgres") continue;
         const title = (await readFile(`/proc/${pid}/cmdline`, "utf8")).replaceAll("\0", " ");
         if (!title.split(" ").includes(this.#database)) continue;
-        const now = await cpuMs(`/proc/${pid}/stat`);
-        const known = this.#seen.get(pid);
-        if (known === undefined) this.#seen.set(pid, { first: this.#started ? 0 : now, last: now });
+        const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+        const fields = stat.split(") ")[1]?.split(" ") ?? [];
+        const now = ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+        // A pid the kernel gave again is another backend: keyed with its start time too.
+        const key = `${pid}@${fields[19] ?? ""}`;
+        const known = this.#seen.get(key);
+        if (known === undefined) this.#seen.set(key, { first: this.#started ? 0 : now, last: now });
         else known.last = Math.max(known.last, now);
       } catch {
         // The process ended meanwhile.

@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createTestCa } from "../test/support/tls.ts";
 import { measureThroughput, register } from "./measure.ts";
-import { postgresClusterCpuMs, postgresCpuMs, postgresDatabase } from "./postgres.ts";
+import { BackendsCpu, postgresClusterCpuMs, postgresDatabase } from "./postgres.ts";
 import { startBenchReceiver } from "./receiver.ts";
 import { startBenchService } from "./service.ts";
 import { argument, progress, round } from "./stats.ts";
@@ -102,12 +102,13 @@ async function main(): Promise<void> {
     const tablesBefore = json(pg.url, tables) as TableRow[];
     psql(admin.href, "SELECT pg_stat_statements_reset()");
     const walBefore = psql(admin.href, "SELECT pg_current_wal_lsn()");
-    const cpuBefore = await postgresCpuMs(database);
+    const backends = await BackendsCpu.start(database);
     const clusterBefore = await postgresClusterCpuMs(admin.href);
     progress(`${count} events…`);
     const throughput = await measureThroughput(service, receiver, count);
     await waitUntilEnded(pg.url);
-    const backendsMs = (await postgresCpuMs(database)) - cpuBefore;
+    const backendsMs = await backends.ms();
+    backends.stop();
     const clusterMs = (await postgresClusterCpuMs(admin.href)) - clusterBefore;
     // The statistics collector reports a backend's table counts at its next transaction end
     // or within a second; give it that.

@@ -108,8 +108,8 @@ const schema = z
     databasePoolSize: z.coerce.number().int().min(2).max(1000),
     /**
      * How long a batch of publishes or results waits for more while they come faster than
-     * that (decision 65): more calls share a commit, for up to this much more latency. 0 turns
-     * it off. Default 2ms; at most 100ms.
+     * that (decision 65): more calls share a commit, for up to this much more latency. `0ms`
+     * turns it off. Default 2ms; at most 100ms.
      */
     batchLinger: duration.refine((ms) => ms <= 100, { message: "must be at most 100ms" }),
     /**

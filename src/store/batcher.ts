@@ -17,12 +17,15 @@ interface Pending<I, O> {
  *
  * One batch runs at a time; calls made meanwhile form the next one. Under load batches
  * therefore grow to what arrives during one commit, and when idle a call waits only for the
- * end of the turn. With `lingerMs` (decision 65), a batch waits up to that long more, or
- * until `maxBatch` calls have come, while calls arrive fast enough that another is expected
- * meanwhile (the mean gap between calls, `gapMs`, at most `lingerMs`): under load a commit's
- * fixed cost (the statement's start, the WAL or file flush, the transaction) is then shared by
- * more calls. The mean moves a tenth of the way to each gap, so a call after a quiet moment
- * (a gap of 10 × `lingerMs` or more) never waits.
+ * end of the turn. With `lingerMs` (decision 65), a batch waits up to that long more while
+ * calls arrive fast enough that another is expected meanwhile (the mean gap between calls,
+ * `gapMs`, at most `lingerMs`): under load a commit's fixed cost (the statement's start, the
+ * WAL or file flush, the transaction) is then shared by more calls. The wait ends early when
+ * `maxBatch` calls have come, or when none has come for twice the mean gap (at least 1 ms)
+ * since it began: the callers that could call may all be waiting, as a worker's slots wait for
+ * their results.
+ * The mean moves a tenth of the way to each gap, so a lone call after a quiet moment (a gap of
+ * 10 × `lingerMs` or more) never waits.
  */
 export class Batcher<I, O> {
   readonly #run: (items: readonly I[]) => Promise<readonly O[]>;
@@ -69,18 +72,29 @@ export class Batcher<I, O> {
     );
   }
 
-  /** Waits `lingerMs`, or until `maxBatch` calls are queued. */
+  /**
+   * Waits `lingerMs`, or until `maxBatch` calls are queued, or until no call has come for
+   * twice the mean gap (at least 1 ms, a timer's least) since the wait began.
+   */
   #linger(): Promise<void> {
     return new Promise<void>((done) => {
-      const timer = setTimeout(() => {
-        this.#stopLingering = null;
-        done();
-      }, this.#lingerMs);
-      this.#stopLingering = () => {
+      const startedAt = performance.now();
+      let timer: NodeJS.Timeout | undefined;
+      const stop = (): void => {
         clearTimeout(timer);
         this.#stopLingering = null;
         done();
       };
+      const check = (): void => {
+        const now = performance.now();
+        const quietMs = Math.max(1, 2 * this.#gapMs);
+        const lastCall = Math.max(this.#lastCall, startedAt);
+        const left = Math.min(startedAt + this.#lingerMs, lastCall + quietMs) - now;
+        if (left <= 0) stop();
+        else timer = setTimeout(check, left);
+      };
+      this.#stopLingering = stop;
+      check();
     });
   }
 

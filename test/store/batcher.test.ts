@@ -211,26 +211,40 @@ describe("Batcher", () => {
       );
     });
 
-    it("runs a lingering batch when lingerMs have passed, with the calls made meanwhile", async () => {
+    /** When the first batch of `batches` starts, in ms after `since`. */
+    async function startedAfter(batches: readonly unknown[], since: number): Promise<number> {
+      while (batches.length === 0) await new Promise((done) => setTimeout(done, 2));
+      return performance.now() - since;
+    }
+
+    it("runs a lingering batch after lingerMs, with the calls made meanwhile", async () => {
       const { batches, run } = heldBatches((item: number) => item);
-      const lingerMs = 300;
-      const batcher = new Batcher(run, { maxBatch: 1000, lingerMs });
+      const batcher = new Batcher(run, { maxBatch: 1000, lingerMs: 100 });
       const started = performance.now();
-      const calls = Array.from({ length: 40 }, (_, index) => batcher.add(index));
+      // 25 calls in a row: a mean gap of ~72 ms, under lingerMs (so the batch lingers) and over
+      // half of it (so the quiet that ends a linger early, twice the gap, comes after it).
+      const calls = Array.from({ length: 25 }, (_, index) => batcher.add(index));
       await nextTurn();
-      calls.push(batcher.add(40));
-      const ran = new Promise<number>((resolve) => {
-        const check = (): void => {
-          if (batches.length > 0) resolve(performance.now());
-          else setTimeout(check, 5);
-        };
-        check();
-      });
-      const at = await ran;
-      assert.ok(at - started >= lingerMs - 5, `ran after ${at - started} ms, before the linger`);
-      assert.equal(batches[0]!.items.length, 41, "the call made while it lingered joined it");
+      calls.push(batcher.add(25));
+      const after = await startedAfter(batches, started);
+      assert.ok(after >= 95, `ran after ${after} ms, before lingerMs`);
+      assert.equal(batches[0]!.items.length, 26, "the call made while it lingered joined it");
       batches[0]!.finish();
-      assert.equal((await Promise.all(calls)).length, 41);
+      assert.equal((await Promise.all(calls)).length, 26);
+    });
+
+    it("ends a linger once no call has come for twice the mean gap", async () => {
+      const { batches, run } = heldBatches((item: number) => item);
+      const batcher = new Batcher(run, { maxBatch: 1000, lingerMs: 10_000 });
+      const started = performance.now();
+      // 40 calls in a row: a mean gap of ~15 ms; then none, so the batch runs ~30 ms later,
+      // long before lingerMs.
+      const calls = Array.from({ length: 40 }, (_, index) => batcher.add(index));
+      const after = await startedAfter(batches, started);
+      assert.ok(after < 5_000, `ran after ${after} ms: the quiet did not end the linger`);
+      assert.equal(batches[0]!.items.length, 40);
+      batches[0]!.finish();
+      assert.equal((await Promise.all(calls)).length, 40);
     });
 
     it("with lingerMs 0, a stream of calls forms batches as before", async () => {
