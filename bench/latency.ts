@@ -12,7 +12,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createTestCa, type TestCa } from "../test/support/tls.ts";
-import { publish, register } from "./measure.ts";
+import { publishPaced, register } from "./measure.ts";
 import { postgresDatabase } from "./postgres.ts";
 import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
 import { startBenchService, type BenchService } from "./service.ts";
@@ -57,22 +57,8 @@ async function paced(
   perSecond: number,
 ): Promise<{ answered: number[]; delivered: number[] }> {
   side.receiver.reset();
-  const sentAt = new Map<string, number>();
   const answered: number[] = [];
-  const started = performance.now();
-  const pending: Promise<void>[] = [];
-  for (let index = 0; index < count; index += 1) {
-    const wait = started + (index * 1000) / perSecond - performance.now();
-    if (wait > 1) await new Promise((done) => setTimeout(done, wait));
-    const sent = performance.now();
-    pending.push(
-      publish(side.service, "job.completed", index).then((id) => {
-        answered.push(performance.now() - sent);
-        sentAt.set(id, sent);
-      }),
-    );
-  }
-  await Promise.all(pending);
+  const sentAt = await publishPaced(side.service, count, perSecond, answered);
   await side.receiver.waitForDistinct(count, 120_000);
   const delivered = [...sentAt].map(
     ([id, sent]) => (side.receiver.firstReceipt.get(id) ?? Number.NaN) - sent,

@@ -29,11 +29,15 @@ export async function publish(service: BenchService, type: string, index: number
   return (response.body as { id: string }).id;
 }
 
-/** Publishes `count` events, `perSecond` of them a second; returns when each was sent, by id. */
+/**
+ * Publishes `count` events, `perSecond` of them a second; returns when each was sent, by id,
+ * and adds each publish's answer time (ms) to `answered` if given.
+ */
 export async function publishPaced(
   service: BenchService,
   count: number,
   perSecond: number,
+  answered?: number[],
 ): Promise<Map<string, number>> {
   const publishedAt = new Map<string, number>();
   const started = performance.now();
@@ -44,6 +48,7 @@ export async function publishPaced(
     const sentAt = performance.now();
     pending.push(
       publish(service, "job.completed", index).then((id) => {
+        answered?.push(performance.now() - sentAt);
         publishedAt.set(id, sentAt);
       }),
     );
