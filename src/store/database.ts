@@ -50,6 +50,16 @@ export interface TransactionOptions {
    * past 64 KiB (decision 62); PostgreSQL ignores it.
    */
   readonly bounded?: boolean;
+  /**
+   * True for a transaction whose plans must keep off sequential scans where an index serves:
+   * PostgreSQL begins it with `SET LOCAL enable_seqscan = off`, sent with the BEGIN as one
+   * message (one round trip, decision 66), so that any plan made inside it, a connection's
+   * generic plan included, takes the index. For the claims' and retention's statements, run
+   * thousands of times a minute on tables that start empty: a generic plan made while a table
+   * was small would otherwise scan it whole for as long as the connection lives (decision 56).
+   * SQLite ignores it.
+   */
+  readonly indexPlansOnly?: boolean;
 }
 
 export interface Database extends SqlExecutor {
@@ -102,14 +112,6 @@ export interface Database extends SqlExecutor {
    * for SQLite's WITHOUT ROWID tables.
    */
   inRowAddresses(subquery: string): string;
-  /**
-   * A statement that, run first in a transaction, keeps the plans made in that transaction
-   * off sequential scans where an index serves (PostgreSQL: `SET LOCAL enable_seqscan = off`);
-   * null where there is nothing to do (SQLite). For the claims' statements, run thousands of
-   * times a minute on a table that starts empty: a generic plan made while it was small
-   * would otherwise scan it whole for as long as the connection lives (decision 56).
-   */
-  readonly indexPlansOnly: string | null;
   /**
    * A subquery giving the table in parameter `placeholder`: a `TableParam`, or its rows as a
    * JSON text, each row an array of cells in the order of `columns`. A batch of any size is

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Database } from "../../src/store/database.ts";
-import { claimedSql, leaseSql } from "../../src/store/sql/deliveries.ts";
+import { claimedSql, leaseAndReadSql, leaseSql } from "../../src/store/sql/deliveries.ts";
 import { genericPlan, planDatabase, type PlanDatabase } from "../support/plan-database.ts";
 
 /**
@@ -60,6 +60,39 @@ describe("the plans of a claim's statements", () => {
 
   it("reads the claimed rows back through the primary key", async () => {
     await assertByPrimaryKey(claimedSql(db), "TEXT", ["[3,7,11]"]);
+  });
+
+  it("on PostgreSQL, leases and reads in one statement through the primary key", async (t) => {
+    if (db.dialect !== "postgres") {
+      t.skip("SQLite runs the lease and the read as two statements (decision 66)");
+      return;
+    }
+    await assertByPrimaryKey(leaseAndReadSql(db), "BIGINT, TEXT, TEXT", [1, "l", "[3,7,11]"]);
+    const read = await db.query<{ seq: number | string; destination_id: string; body: string }>(
+      leaseAndReadSql(db),
+      [99, "lease_one", JSON.stringify([11, 3, 7])],
+    );
+    assert.deepEqual(
+      read.map((row) => Number(row.seq)),
+      [3, 7, 11],
+    );
+    assert.ok(read.every((row) => typeof row.body === "string" && row.destination_id !== ""));
+    const leased = await db.query<{ seq: number | string }>(
+      "SELECT seq FROM deliveries WHERE lease_owner = $1 AND next_attempt_at = $2 ORDER BY seq",
+      ["lease_one", 99],
+    );
+    assert.deepEqual(
+      leased.map((row) => Number(row.seq)),
+      [3, 7, 11],
+    );
+    const [lease] = await db.query<{ expires_at: number | string; seqs: string }>(
+      "SELECT expires_at, seqs FROM delivery_leases WHERE lease = $1",
+      ["lease_one"],
+    );
+    assert.deepEqual(
+      [Number(lease?.expires_at), JSON.parse(lease?.seqs ?? "null")],
+      [99, [11, 3, 7]],
+    );
   });
 
   it("leases and reads exactly the rows named, an empty list none", async () => {

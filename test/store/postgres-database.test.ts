@@ -73,6 +73,25 @@ describe("PostgresDatabase", { skip: testBackend !== "postgres" && "PostgreSQL r
     assert.equal((await db.query("SELECT 1 AS one")).length, 1);
   });
 
+  it("keeps a transaction begun with indexPlansOnly off sequential scans, and no other", async () => {
+    const setting = async (tx: { query: PostgresDatabase["query"] }): Promise<unknown> =>
+      (await tx.query<{ enable_seqscan: string }>("SHOW enable_seqscan"))[0]?.enable_seqscan;
+    assert.equal(
+      await db.transaction(setting, { indexPlansOnly: true }),
+      "off",
+      "its plans are made with sequential scans off",
+    );
+    assert.equal(await db.transaction(setting), "on", "a transaction begun without it");
+    assert.equal(await setting(db), "on");
+    // A write in it commits as in any other transaction.
+    await db.transaction(
+      (tx) => tx.execute("INSERT INTO items (name, n) VALUES ($1, $2)", ["planned", 1]),
+      { indexPlansOnly: true },
+    );
+    assert.deepEqual(await db.query("SELECT n FROM items WHERE name = $1", ["planned"]), [
+      { n: "1" },
+    ]);
+  });
   it("migrates once when several processes start at once (advisory lock)", async () => {
     const fresh = await testDatabaseLocation(`${dir.path}/fresh`);
     const databases = Array.from({ length: 4 }, () => new PostgresDatabase(fresh));

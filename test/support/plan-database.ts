@@ -84,7 +84,7 @@ const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).fla
  * PostgreSQL its generic plan (the one a connection keeps from a prepared statement's sixth
  * call on; `types` are its parameters' types), every node flattened in. It is made in a
  * transaction begun as the store's claims and retention batches begin
- * (`Database.indexPlansOnly`), unless `indexPlansOnly` is false: a statement the store runs
+ * (`TransactionOptions.indexPlansOnly`), unless `indexPlansOnly` is false: a statement the store runs
  * outside such a transaction is planned as it is run.
  */
 export async function genericPlan(
@@ -101,19 +101,19 @@ export async function genericPlan(
   const literals = values.map((value) =>
     typeof value === "number" ? String(value) : `'${value.replaceAll("'", "''")}'`,
   );
-  const [root] = await db.transaction(async (tx) => {
-    await tx.execute("SET LOCAL plan_cache_mode = force_generic_plan");
-    if (db.indexPlansOnly !== null && options.indexPlansOnly !== false) {
-      await tx.execute(db.indexPlansOnly);
-    }
-    await tx.execute(`PREPARE planned_step (${types}) AS ${sql}`);
-    const [row] = await tx.query<{ "QUERY PLAN": unknown }>(
-      `EXPLAIN (FORMAT JSON) EXECUTE planned_step (${literals.join(", ")})`,
-    );
-    await tx.execute("DEALLOCATE planned_step");
-    const plan = row?.["QUERY PLAN"];
-    return (typeof plan === "string" ? JSON.parse(plan) : plan) as { Plan: PlanNode }[];
-  });
+  const [root] = await db.transaction(
+    async (tx) => {
+      await tx.execute("SET LOCAL plan_cache_mode = force_generic_plan");
+      await tx.execute(`PREPARE planned_step (${types}) AS ${sql}`);
+      const [row] = await tx.query<{ "QUERY PLAN": unknown }>(
+        `EXPLAIN (FORMAT JSON) EXECUTE planned_step (${literals.join(", ")})`,
+      );
+      await tx.execute("DEALLOCATE planned_step");
+      const plan = row?.["QUERY PLAN"];
+      return (typeof plan === "string" ? JSON.parse(plan) : plan) as { Plan: PlanNode }[];
+    },
+    { indexPlansOnly: options.indexPlansOnly !== false },
+  );
   if (root === undefined) throw new Error(`no plan for ${sql}`);
   return { engine: "postgres", nodes: nodesOf(root.Plan), text: JSON.stringify(root.Plan) };
 }

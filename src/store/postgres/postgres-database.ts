@@ -7,6 +7,7 @@ import {
   type SqlParam,
   type SqlValue,
   type TableColumn,
+  type TransactionOptions,
 } from "../database.ts";
 import { connectionConfig } from "./connection-config.ts";
 import { StorageState } from "../storage-state.ts";
@@ -59,8 +60,6 @@ export class PostgresDatabase implements Database {
     });
     this.#onNoticeError = options.onNoticeError ?? (() => undefined);
   }
-
-  readonly indexPlansOnly = "SET LOCAL enable_seqscan = off";
 
   claimLockClause(table: string): string {
     return `FOR UPDATE OF ${table} SKIP LOCKED`;
@@ -154,9 +153,14 @@ export class PostgresDatabase implements Database {
    * READ COMMITTED, PostgreSQL's default: the store's statements take the row locks they need
    * (`FOR UPDATE`, `SKIP LOCKED`, `ON CONFLICT`), which is what lets claimers run side by side.
    */
-  async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+  async transaction<T>(
+    work: (tx: SqlExecutor) => Promise<T>,
+    options: TransactionOptions = {},
+  ): Promise<T> {
     return this.#withClient(async (client) => {
-      await client.query("BEGIN");
+      // Without parameters the driver sends the simple protocol, which takes both statements
+      // in one message: one round trip, not two.
+      await client.query(options.indexPlansOnly === true ? beginIndexPlansOnly : "BEGIN");
       try {
         const result = await work(clientExecutor(client));
         await client.query("COMMIT");
@@ -234,6 +238,9 @@ export class PostgresDatabase implements Database {
     }
   }
 }
+
+/** A transaction's BEGIN that keeps its plans on indexes (`TransactionOptions.indexPlansOnly`). */
+const beginIndexPlansOnly = "BEGIN; SET LOCAL enable_seqscan = off";
 
 /** Statements that cannot write: their success says nothing about the disk. */
 const readOnly = /^\s*SELECT\b/i;

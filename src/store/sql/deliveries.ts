@@ -103,9 +103,7 @@ export async function claimDueDeliveries(
   // Not durable: a claim lost in a crash is simply due again, as an abandoned one is.
   return db.transaction(
     async (tx) => {
-      if (db.indexPlansOnly !== null) await tx.execute(db.indexPlansOnly);
-      await reclaimRanOutLeases(db, tx, now);
-      const candidates = await tx.query<CandidateRow>(candidatesSql(db), [
+      const candidates = await reclaimAndReadCandidates(db, tx, now, [
         now,
         ...exclusionValues(room.exclusions),
         claimWindow(room.total),
@@ -113,14 +111,46 @@ export async function claimDueDeliveries(
       const picked = pickWithinRoom(candidates, room);
       if (picked.length === 0) return [];
       const lease = newLease(owner);
-      await tx.execute(leaseSql(db), [now + leaseMs, lease, JSON.stringify(picked)]);
-      if (!db.writesInCtes) {
-        await tx.execute(insertLeaseSql, [lease, now + leaseMs, JSON.stringify(picked)]);
+      const values = [now + leaseMs, lease, JSON.stringify(picked)];
+      if (db.writesInCtes) {
+        const rows = await tx.query<ClaimedRow>(leaseAndReadSql(db), values);
+        return rows.map((row) => toClaimedDelivery(row, lease));
       }
+      await tx.execute(leaseSql(db), values);
+      await tx.execute(insertLeaseSql, [lease, now + leaseMs, JSON.stringify(picked)]);
       return selectClaimed(db, tx, picked, lease);
     },
-    { durable: false, bounded: true },
+    { durable: false, bounded: true, indexPlansOnly: true },
   );
+}
+
+/**
+ * A claim's first steps: gives back what leases that ran out still hold (`reclaimRanOutLeases`),
+ * then reads the candidates (`candidatesSql`, with `values`). PostgreSQL does both in one
+ * statement (one round trip, decision 66), which reads the candidates before the leases are
+ * given back: when a lease had run out, it gives its deliveries back and reads the candidates
+ * again, so that this claim can take them, as before.
+ */
+async function reclaimAndReadCandidates(
+  db: Database,
+  tx: SqlExecutor,
+  now: number,
+  values: readonly SqlValue[],
+): Promise<CandidateRow[]> {
+  if (!db.writesInCtes) {
+    await reclaimRanOutLeases(db, tx, now);
+    return tx.query<CandidateRow>(candidatesSql(db), values);
+  }
+  const rows = await tx.query<CandidateRow & { lease: string | null; seqs: string | null }>(
+    reclaimAndCandidatesSql(db),
+    values,
+  );
+  const ranOut = rows.filter(
+    (row): row is CandidateRow & { lease: string; seqs: string } => row.lease !== null,
+  );
+  if (ranOut.length === 0) return rows;
+  await tx.execute(givenBackSql(db), [leasedRows(ranOut)]);
+  return tx.query<CandidateRow>(candidatesSql(db), values);
 }
 
 /** The oldest claimable deliveries, `$4` at most, locked on PostgreSQL (`claimableWhere`). */
@@ -132,19 +162,47 @@ const candidatesSql = perDatabase(
 );
 
 /**
- * The claim's UPDATE: the rows of `$3` (a JSON array of `seq`s) leased to `$2` until `$1`,
- * with the lease's row on PostgreSQL.
- * Found by the primary key whatever the table's size and statistics (decision 56).
+ * PostgreSQL: `ranOutLeasesSql` and `candidatesSql` in one statement. The candidates come
+ * first, in their order, with \`lease\` null; then a row per lease that ran out, with its
+ * \`lease\` and \`seqs\`.
  */
-export const leaseSql = perDatabase((db): string => {
-  // PostgreSQL writes the lease's row in the same statement (decision 58); SQLite, which
-  // cannot write in a CTE, runs `insertLeaseSql` after it.
-  const leaseRow = db.writesInCtes
-    ? "WITH l AS (INSERT INTO delivery_leases (lease, expires_at, seqs) VALUES ($2, $1, $3)) "
-    : "";
-  return `${leaseRow}UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
-         WHERE ${db.inJsonIntegers("seq", "$3")}`;
-});
+const reclaimAndCandidatesSql = perDatabase(
+  (db) => `WITH ran_out AS (${ranOutLeasesSql(db)}),
+     c AS (${candidatesSql(db)})
+     SELECT seq, destination_id, workspace_id, circuit_opens, NULL AS lease, NULL AS seqs,
+            0 AS part, ROW_NUMBER() OVER () AS n
+     FROM c
+     UNION ALL
+     SELECT NULL, NULL, NULL, NULL, lease, seqs, 1, 0 FROM ran_out
+     ORDER BY part, n`,
+);
+
+/**
+ * The claim's UPDATE: the rows of `$3` (a JSON array of `seq`s) leased to `$2` until `$1`.
+ * Found by the primary key whatever the table's size and statistics (decision 56). SQLite's
+ * claim runs it, then `insertLeaseSql` and `claimedSql`; PostgreSQL's runs `leaseAndReadSql`.
+ */
+export const leaseSql = perDatabase(
+  (db): string => `UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
+     WHERE ${db.inJsonIntegers("seq", "$3")}`,
+);
+
+/**
+ * PostgreSQL's claim after its pick, in one statement (one round trip, decision 66): the
+ * lease's row (decision 58), `leaseSql`'s UPDATE, and what `claimedSql` reads of the rows it
+ * leased, by `seq`.
+ */
+export const leaseAndReadSql = perDatabase(
+  (
+    db,
+  ): string => `WITH l AS (INSERT INTO delivery_leases (lease, expires_at, seqs) VALUES ($2, $1, $3)),
+     dl AS (${leaseSql(db)}
+            RETURNING seq, event_id, event_type, attempts, retry_base, destination_id)
+     SELECT ${claimedColumns} FROM dl
+     JOIN events e ON e.id = dl.event_id
+     JOIN destinations d ON d.id = dl.destination_id
+     ORDER BY dl.seq`,
+);
 
 /** A claim's lease row: `$1` the lease, `$2` its end, `$3` a JSON array of its deliveries' seqs. */
 export const insertLeaseSql =
@@ -277,14 +335,17 @@ export async function selectClaimed(
   return rows.map((row) => toClaimedDelivery(row, lease));
 }
 
+/** What a worker needs of a claimed delivery (`dl`), its event (`e`) and destination (`d`). */
+const claimedColumns = `dl.seq, dl.event_id, dl.event_type, dl.attempts, dl.retry_base, e.body,
+            e.traceparent, d.id AS destination_id, d.url, d.active, d.deleted_at,
+            d.secret_ciphertext, d.workspace_id, d.circuit_opens`;
+
 /**
  * What a worker needs of the deliveries of `$1` (a JSON array of `seq`s), by `seq`, with their
  * events and destinations; found by the primary key whatever the table's size (decision 56).
  */
 export const claimedSql = perDatabase(
-  (db): string => `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, dl.retry_base, e.body,
-            e.traceparent, d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
-            d.workspace_id, d.circuit_opens
+  (db): string => `SELECT ${claimedColumns}
      FROM deliveries dl
      JOIN events e ON e.id = dl.event_id
      JOIN destinations d ON d.id = dl.destination_id
@@ -643,32 +704,32 @@ export async function selectNextDueAt(
   now: number,
   exclusions: ClaimExclusions = { destinations: [], workspaces: [] },
 ): Promise<Date | null> {
-  const [due] = await db.query<{ at: number | string }>(
+  const [row] = await db.query<Record<"due" | "reopens" | "lease_ends", number | string | null>>(
     nextDueSql(db),
-    exclusionValues(exclusions),
+    [...exclusionValues(exclusions), now],
   );
-  const [reopens] = await db.query<{ at: number | string }>(
-    `SELECT circuit_open_until AS at FROM destinations WHERE circuit_open_until > $1
-     ORDER BY circuit_open_until LIMIT 1`,
-    [now],
-  );
-  const [leaseEnds] = await db.query<{ at: number | string }>(
-    "SELECT expires_at AS at FROM delivery_leases ORDER BY expires_at LIMIT 1",
-  );
-  const times = [due, reopens, leaseEnds]
-    .filter((row) => row !== undefined)
-    .map((row) => Number(row.at));
+  const times = [row?.due, row?.reopens, row?.lease_ends]
+    .filter((at) => at !== null && at !== undefined)
+    .map(Number);
   return times.length === 0 ? null : new Date(Math.min(...times));
 }
 
+/**
+ * The three times of `selectNextDueAt` in one statement (one round trip, decision 66), each
+ * from its own index: the due delivery, the circuit that closes, the lease that ends.
+ */
 const nextDueSql = perDatabase(
-  (db) => `SELECT dl.next_attempt_at AS at
-     FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
-     WHERE dl.lease_owner IS NULL AND dl.next_attempt_at IS NOT NULL
-       AND dl.destination_id NOT IN (${db.textsOfJsonArray("$1")})
-       AND d.workspace_id NOT IN (${db.textsOfJsonArray("$2")})
-       AND (d.circuit_open_until IS NULL OR d.circuit_open_until <= dl.next_attempt_at)
-     ORDER BY dl.next_attempt_at LIMIT 1`,
+  (db) => `SELECT
+       (SELECT dl.next_attempt_at
+        FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
+        WHERE dl.lease_owner IS NULL AND dl.next_attempt_at IS NOT NULL
+          AND dl.destination_id NOT IN (${db.textsOfJsonArray("$1")})
+          AND d.workspace_id NOT IN (${db.textsOfJsonArray("$2")})
+          AND (d.circuit_open_until IS NULL OR d.circuit_open_until <= dl.next_attempt_at)
+        ORDER BY dl.next_attempt_at LIMIT 1) AS due,
+       (SELECT circuit_open_until FROM destinations WHERE circuit_open_until > $3
+        ORDER BY circuit_open_until LIMIT 1) AS reopens,
+       (SELECT expires_at FROM delivery_leases ORDER BY expires_at LIMIT 1) AS lease_ends`,
 );
 
 /**

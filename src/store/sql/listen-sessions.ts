@@ -311,7 +311,6 @@ export async function claimForListenStream(
   const { now, leaseMs, inFlight } = options;
   return db.transaction(
     async (tx) => {
-      if (db.indexPlansOnly !== null) await tx.execute(db.indexPlansOnly);
       const [session] = await tx.query<{
         listen_stream: string | null;
         deleted_at: number | string | null;
@@ -348,7 +347,7 @@ export async function claimForListenStream(
         full: seqs.length === room,
       };
     },
-    { durable: false },
+    { durable: false, indexPlansOnly: true },
   );
 }
 

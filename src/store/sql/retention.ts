@@ -118,23 +118,25 @@ export function deleteEndedEvents(
   db: Database,
   options: { after: number; before: number; limit: number },
 ): Promise<EventWindow> {
-  return db.transaction(async (tx) => {
-    // As a claim's (decision 56): a generic plan made while the tables were small keeps to
-    // their indexes as they grow.
-    if (db.indexPlansOnly !== null) await tx.execute(db.indexPlansOnly);
-    const rows = await tx.query<{
-      seq: number | string;
-      id: string;
-      created_at: number | string;
-      address: string | number;
-    }>(windowSql(db), [options.after, options.limit]);
-    const cut = rows.findIndex((row) => Number(row.created_at) >= options.before);
-    const events = cut === -1 ? rows : rows.slice(0, cut);
-    const next = Number(events.at(-1)?.seq ?? options.after);
-    const done = cut !== -1 || rows.length < options.limit;
-    const ended = await deleteEnded(db, tx, events);
-    return { removed: ended.removed, rowsRead: rows.length + ended.deliveries, next, done };
-  });
+  // As a claim's (decision 56): a generic plan made while the tables were small keeps to
+  // their indexes as they grow.
+  return db.transaction(
+    async (tx) => {
+      const rows = await tx.query<{
+        seq: number | string;
+        id: string;
+        created_at: number | string;
+        address: string | number;
+      }>(windowSql(db), [options.after, options.limit]);
+      const cut = rows.findIndex((row) => Number(row.created_at) >= options.before);
+      const events = cut === -1 ? rows : rows.slice(0, cut);
+      const next = Number(events.at(-1)?.seq ?? options.after);
+      const done = cut !== -1 || rows.length < options.limit;
+      const ended = await deleteEnded(db, tx, events);
+      return { removed: ended.removed, rowsRead: rows.length + ended.deliveries, next, done };
+    },
+    { indexPlansOnly: true },
+  );
 }
 
 /**

@@ -408,8 +408,6 @@ export class SqliteDatabase implements Database {
     await this.#durableUpTo(++this.#committed);
   }
 
-  readonly indexPlansOnly = null;
-
   claimLockClause(): string {
     return "";
   }
