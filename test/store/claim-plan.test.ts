@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Database } from "../../src/store/database.ts";
-import { claimedSql, leaseAndReadSql, leaseSql } from "../../src/store/sql/deliveries.ts";
+import {
+  claimedSql,
+  leaseAndReadSql,
+  leaseSql,
+  reclaimAndCandidatesSql,
+} from "../../src/store/sql/deliveries.ts";
 import { genericPlan, planDatabase, type PlanDatabase } from "../support/plan-database.ts";
 
 /**
@@ -107,5 +112,74 @@ describe("the plans of a claim's statements", () => {
     );
     assert.equal(await db.execute(leaseSql(db), [99, "lease_y", "[]"]), 0);
     assert.deepEqual(await db.query(claimedSql(db), ["[]"]), []);
+  });
+
+  it("on PostgreSQL, finds the candidates and the leases that ran out by index", async (t) => {
+    if (db.dialect !== "postgres") {
+      t.skip("SQLite gives back and reads in statements of their own (decision 66)");
+      return;
+    }
+    const sql = reclaimAndCandidatesSql(db);
+    const plan = await genericPlan(db, sql, "BIGINT, TEXT, TEXT, BIGINT", [1000, "[]", "[]", 10]);
+    assert.equal(plan.engine, "postgres");
+    assert.ok(
+      plan.nodes.some((node) => node["Index Name"] === "deliveries_due"),
+      `no deliveries_due in ${plan.text}`,
+    );
+    assert.ok(
+      !plan.nodes.some(
+        (node) =>
+          node["Node Type"] === "Seq Scan" &&
+          ["deliveries", "delivery_leases"].includes(node["Relation Name"] ?? ""),
+      ),
+      `a sequential scan in ${plan.text}`,
+    );
+  });
+
+  it("on PostgreSQL, reads and locks no candidate while a lease that ran out is given back", async (t) => {
+    if (db.dialect !== "postgres") {
+      t.skip("SQLite gives back and reads in statements of their own (decision 66)");
+      return;
+    }
+    const sql = reclaimAndCandidatesSql(db);
+    const values = [1000, "[]", "[]", 10];
+    const waiting = `SELECT seq FROM deliveries WHERE lease_owner IS NULL AND next_attempt_at IS NOT NULL
+       ORDER BY seq FOR UPDATE SKIP LOCKED`;
+    const unleased = (await db.query<{ seq: number | string }>(waiting)).length;
+    await db.execute(
+      "INSERT INTO delivery_leases (lease, expires_at, seqs) VALUES ('lease_ran_out', 5, '[1]')",
+    );
+    await db.transaction(
+      async (tx) => {
+        const rows = await tx.query<{ seq: unknown; lease: string | null }>(sql, values);
+        assert.ok(rows.length > 0 && rows.every((row) => row.seq === null), "no candidate");
+        assert.ok(
+          rows.some((row) => row.lease === "lease_ran_out"),
+          "the leases that ran out",
+        );
+        // Another connection finds every waiting delivery unlocked.
+        assert.equal((await db.query(waiting)).length, unleased);
+      },
+      { indexPlansOnly: true },
+    );
+    await db.transaction(
+      async (tx) => {
+        const rows = await tx.query<{ seq: number | string; lease: string | null }>(sql, values);
+        assert.equal(rows.length, 10);
+        assert.ok(rows.every((row) => row.lease === null));
+        const seqs = rows.map((row) => Number(row.seq));
+        assert.deepEqual(
+          seqs,
+          [...seqs].sort((a, b) => a - b),
+          "oldest due first",
+        );
+        assert.equal((await db.query(waiting)).length, unleased - 10, "the candidates locked");
+      },
+      { indexPlansOnly: true },
+    );
+    assert.deepEqual(
+      await db.query("SELECT lease FROM delivery_leases WHERE lease = 'lease_ran_out'"),
+      [],
+    );
   });
 });

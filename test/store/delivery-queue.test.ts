@@ -257,6 +257,34 @@ describe("the delivery queue in the store", () => {
     assert.equal((await store.queue.backlog()).pending, 2, "the retry and the one given back");
   });
 
+  it("gives back a lease that ran out and claims its delivery in due order with others due", async () => {
+    await destination(["*"]);
+    await publish("job.completed");
+    const [lost] = await claimUpTo(store, "w1", 10, 5000);
+    assert.ok(lost);
+    clock.advance(1000);
+    await publish("job.completed");
+    await publish("job.completed");
+    clock.advance(4000);
+    // Due now: the two published a second in (since then), and the lost one (since its
+    // lease's end, now). Room for two: the two older ones; the lost one is given back.
+    const first = await claimUpTo(store, "w2", 2, 5000);
+    assert.equal(first.length, 2);
+    assert.ok(
+      first.every((claimed) => claimed.seq > lost.seq),
+      "the two due longest",
+    );
+    assert.deepEqual([...(await leaseRows()).keys()], [first[0]?.lease], "the lost lease is gone");
+    const rest = await claimUpTo(store, "w3", 10, 5000);
+    assert.deepEqual(
+      rest.map((claimed) => claimed.seq),
+      [lost.seq],
+      "the given-back one, once",
+    );
+    assert.deepEqual(await claimUpTo(store, "w4", 10, 5000), []);
+    for (const claimed of [...first, ...rest]) assert.equal(await report(claimed), true);
+  });
+
   it("gives back at a lease's end only what is still pending under it, once", async () => {
     await destination(["*"]);
     for (let published = 0; published < 4; published += 1) await publish("job.completed");

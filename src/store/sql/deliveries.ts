@@ -126,10 +126,10 @@ export async function claimDueDeliveries(
 
 /**
  * A claim's first steps: gives back what leases that ran out still hold (`reclaimRanOutLeases`),
- * then reads the candidates (`candidatesSql`, with `values`). PostgreSQL does both in one
- * statement (one round trip, decision 66), which reads the candidates before the leases are
- * given back: when a lease had run out, it gives its deliveries back and reads the candidates
- * again, so that this claim can take them, as before.
+ * then reads the candidates (`candidatesSql`, with `values`). PostgreSQL's first statement
+ * deletes the leases that ran out and, when there were none (almost always), reads the
+ * candidates: one round trip (decision 66). When there were, it gives their deliveries back
+ * and then reads the candidates, as SQLite does.
  */
 async function reclaimAndReadCandidates(
   db: Database,
@@ -153,28 +153,36 @@ async function reclaimAndReadCandidates(
   return tx.query<CandidateRow>(candidatesSql(db), values);
 }
 
-/** The oldest claimable deliveries, `$4` at most, locked on PostgreSQL (`claimableWhere`). */
-const candidatesSql = perDatabase(
-  (db) => `SELECT dl.seq, dl.destination_id, d.workspace_id, d.circuit_opens
+/**
+ * The oldest claimable deliveries, `$4` at most, locked on PostgreSQL (`claimableWhere`), and
+ * also `unless` (a condition, or nothing).
+ */
+function candidatesSelect(db: Database, unless = ""): string {
+  return `SELECT dl.seq, dl.next_attempt_at, dl.destination_id, d.workspace_id, d.circuit_opens
      FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
-     WHERE ${claimableWhere(db)}
-     ORDER BY dl.next_attempt_at LIMIT $4 ${db.claimLockClause("dl")}`,
-);
+     WHERE ${claimableWhere(db)} ${unless}
+     ORDER BY dl.next_attempt_at LIMIT $4 ${db.claimLockClause("dl")}`;
+}
+
+const candidatesSql = perDatabase((db) => candidatesSelect(db));
 
 /**
- * PostgreSQL: `ranOutLeasesSql` and `candidatesSql` in one statement. The candidates come
- * first, in their order, with \`lease\` null; then a row per lease that ran out, with its
- * \`lease\` and \`seqs\`.
+ * PostgreSQL: `ranOutLeasesSql`, then `candidatesSql` unless a lease ran out, in one
+ * statement. The candidates come in their order with `lease` null, or else a row per lease
+ * that ran out with its `lease` and `seqs`. When one ran out, no candidate is read or locked:
+ * the claim gives the leases' deliveries back before it reads and locks any, in the order it
+ * always had (a claim that held candidates while it waited to give back could deadlock with a
+ * transaction holding one it gives back, such as a workspace's deletion).
  */
-const reclaimAndCandidatesSql = perDatabase(
+export const reclaimAndCandidatesSql = perDatabase(
   (db) => `WITH ran_out AS (${ranOutLeasesSql(db)}),
-     c AS (${candidatesSql(db)})
-     SELECT seq, destination_id, workspace_id, circuit_opens, NULL AS lease, NULL AS seqs,
-            0 AS part, ROW_NUMBER() OVER () AS n
+     c AS (${candidatesSelect(db, "AND NOT EXISTS (SELECT 1 FROM ran_out)")})
+     SELECT seq, destination_id, workspace_id, circuit_opens, CAST(NULL AS TEXT) AS lease,
+            CAST(NULL AS TEXT) AS seqs, next_attempt_at
      FROM c
      UNION ALL
-     SELECT NULL, NULL, NULL, NULL, lease, seqs, 1, 0 FROM ran_out
-     ORDER BY part, n`,
+     SELECT NULL, NULL, NULL, NULL, lease, seqs, NULL FROM ran_out
+     ORDER BY next_attempt_at, destination_id, seq`,
 );
 
 /**
@@ -216,7 +224,8 @@ const ranOutLeasesPerClaim = 64;
  * claimed): each still pending under its lease is waiting again, due at the lease's end, which
  * its `next_attempt_at` already says. The lease rows are deleted as they are read, skipped
  * where another claim holds them, so two claims never give back the same lease. Through `tx`,
- * inside a claim's transaction (decision 58).
+ * inside a claim's transaction (decision 58). SQLite's claim; PostgreSQL's deletes the leases
+ * in its first statement (`reclaimAndCandidatesSql`).
  */
 export async function reclaimRanOutLeases(
   db: Database,
