@@ -87,18 +87,23 @@ async function applyMigrations(db: Database, upTo: number): Promise<number[]> {
 }
 
 /**
- * Splits a migration into statements at the semicolons that end a line. Migrations are
- * written one statement per `;`-terminated block, so no parser is needed.
+ * Splits a migration into statements at the semicolons that end a line, outside a
+ * dollar-quoted body (`$$ … $$`, a function's). Migrations are written one statement per
+ * `;`-terminated block, so no parser is needed. Lines of comments outside bodies are dropped.
  */
-function splitStatements(sql: string): string[] {
-  return sql
-    .split(/;\s*$/m)
-    .map((statement) =>
-      statement
-        .split("\n")
-        .filter((line) => !line.trimStart().startsWith("--"))
-        .join("\n")
-        .trim(),
-    )
-    .filter((statement) => statement.length > 0);
+export function splitStatements(sql: string): string[] {
+  const statements: string[] = [];
+  let lines: string[] = [];
+  let quoted = false;
+  for (const line of sql.split("\n")) {
+    if (!quoted && line.trimStart().startsWith("--")) continue;
+    lines.push(line);
+    if ((line.split("$$").length - 1) % 2 === 1) quoted = !quoted;
+    if (!quoted && /;\s*$/.test(line)) {
+      statements.push(lines.join("\n").replace(/;\s*$/, ""));
+      lines = [];
+    }
+  }
+  statements.push(lines.join("\n"));
+  return statements.map((statement) => statement.trim()).filter((statement) => statement !== "");
 }

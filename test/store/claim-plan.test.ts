@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Database } from "../../src/store/database.ts";
-import {
-  claimedSql,
-  leaseAndReadSql,
-  leaseSql,
-  reclaimAndCandidatesSql,
-} from "../../src/store/sql/deliveries.ts";
+import { claimedSql, claimFunctionSql, leaseSql } from "../../src/store/sql/deliveries.ts";
 import { genericPlan, planDatabase, type PlanDatabase } from "../support/plan-database.ts";
 
 /**
@@ -67,39 +62,6 @@ describe("the plans of a claim's statements", () => {
     await assertByPrimaryKey(claimedSql(db), "TEXT", ["[3,7,11]"]);
   });
 
-  it("on PostgreSQL, leases and reads in one statement through the primary key", async (t) => {
-    if (db.dialect !== "postgres") {
-      t.skip("SQLite runs the lease and the read as two statements (decision 66)");
-      return;
-    }
-    await assertByPrimaryKey(leaseAndReadSql(db), "BIGINT, TEXT, TEXT", [1, "l", "[3,7,11]"]);
-    const read = await db.query<{ seq: number | string; destination_id: string; body: string }>(
-      leaseAndReadSql(db),
-      [99, "lease_one", JSON.stringify([11, 3, 7])],
-    );
-    assert.deepEqual(
-      read.map((row) => Number(row.seq)),
-      [3, 7, 11],
-    );
-    assert.ok(read.every((row) => typeof row.body === "string" && row.destination_id !== ""));
-    const leased = await db.query<{ seq: number | string }>(
-      "SELECT seq FROM deliveries WHERE lease_owner = $1 AND next_attempt_at = $2 ORDER BY seq",
-      ["lease_one", 99],
-    );
-    assert.deepEqual(
-      leased.map((row) => Number(row.seq)),
-      [3, 7, 11],
-    );
-    const [lease] = await db.query<{ expires_at: number | string; seqs: string }>(
-      "SELECT expires_at, seqs FROM delivery_leases WHERE lease = $1",
-      ["lease_one"],
-    );
-    assert.deepEqual(
-      [Number(lease?.expires_at), JSON.parse(lease?.seqs ?? "null")],
-      [99, [11, 3, 7]],
-    );
-  });
-
   it("leases and reads exactly the rows named, an empty list none", async () => {
     const leased = await db.execute(leaseSql(db), [99, "lease_x", JSON.stringify([3, 7, 11])]);
     assert.equal(leased, 3);
@@ -114,72 +76,58 @@ describe("the plans of a claim's statements", () => {
     assert.deepEqual(await db.query(claimedSql(db), ["[]"]), []);
   });
 
-  it("on PostgreSQL, finds the candidates and the leases that ran out by index", async (t) => {
+  it("on PostgreSQL, claims in one call whose plans keep off sequential scans", async (t) => {
     if (db.dialect !== "postgres") {
-      t.skip("SQLite gives back and reads in statements of their own (decision 66)");
+      t.skip("SQLite claims in statements of its own (decision 66)");
       return;
     }
-    const sql = reclaimAndCandidatesSql(db);
-    const plan = await genericPlan(db, sql, "BIGINT, TEXT, TEXT, BIGINT", [1000, "[]", "[]", 10]);
-    assert.equal(plan.engine, "postgres");
-    assert.ok(
-      plan.nodes.some((node) => node["Index Name"] === "deliveries_due"),
-      `no deliveries_due in ${plan.text}`,
+    const [setting] = await db.query<{ config: string[] | null }>(
+      "SELECT proconfig AS config FROM pg_proc WHERE proname = 'svc_claim_deliveries'",
     );
-    assert.ok(
-      !plan.nodes.some(
-        (node) =>
-          node["Node Type"] === "Seq Scan" &&
-          ["deliveries", "delivery_leases"].includes(node["Relation Name"] ?? ""),
-      ),
-      `a sequential scan in ${plan.text}`,
-    );
-  });
-
-  it("on PostgreSQL, reads and locks no candidate while a lease that ran out is given back", async (t) => {
-    if (db.dialect !== "postgres") {
-      t.skip("SQLite gives back and reads in statements of their own (decision 66)");
-      return;
-    }
-    const sql = reclaimAndCandidatesSql(db);
-    const values = [1000, "[]", "[]", 10];
-    const waiting = `SELECT seq FROM deliveries WHERE lease_owner IS NULL AND next_attempt_at IS NOT NULL
-       ORDER BY seq FOR UPDATE SKIP LOCKED`;
-    const unleased = (await db.query<{ seq: number | string }>(waiting)).length;
+    assert.deepEqual(setting?.config, ["enable_seqscan=off"]);
     await db.execute(
-      "INSERT INTO delivery_leases (lease, expires_at, seqs) VALUES ('lease_ran_out', 5, '[1]')",
+      "INSERT INTO delivery_leases (lease, expires_at, seqs) VALUES ('lease_ran_out', 0, '[3]')",
     );
-    await db.transaction(
-      async (tx) => {
-        const rows = await tx.query<{ seq: unknown; lease: string | null }>(sql, values);
-        assert.ok(rows.length > 0 && rows.every((row) => row.seq === null), "no candidate");
-        assert.ok(
-          rows.some((row) => row.lease === "lease_ran_out"),
-          "the leases that ran out",
-        );
-        // Another connection finds every waiting delivery unlocked.
-        assert.equal((await db.query(waiting)).length, unleased);
-      },
-      { indexPlansOnly: true },
+    // Its delivery, due again at the lease's end: the oldest due.
+    await db.execute(
+      "UPDATE deliveries SET lease_owner = 'lease_ran_out', next_attempt_at = 0 WHERE seq = 3",
     );
-    await db.transaction(
-      async (tx) => {
-        const rows = await tx.query<{ seq: number | string; lease: string | null }>(sql, values);
-        assert.equal(rows.length, 10);
-        assert.ok(rows.every((row) => row.lease === null));
-        const seqs = rows.map((row) => Number(row.seq));
-        assert.deepEqual(
-          seqs,
-          [...seqs].sort((a, b) => a - b),
-          "oldest due first",
-        );
-        assert.equal((await db.query(waiting)).length, unleased - 10, "the candidates locked");
-      },
-      { indexPlansOnly: true },
+    // A room of 4, at most 2 of a workspace: the workspace's room decides.
+    const claimed = await db.query<{ seq: number | string; body: string; url: string }>(
+      claimFunctionSql,
+      [1000, 9000, "lease_new", "[]", "[]", 40, 4, 4, "{}", 2, "{}"],
     );
     assert.deepEqual(
-      await db.query("SELECT lease FROM delivery_leases WHERE lease = 'lease_ran_out'"),
-      [],
+      claimed.map((row) => Number(row.seq)),
+      [1, 3],
+      "the given-back one (due at 0) and the oldest other (due at 1), by seq",
+    );
+    assert.ok(claimed.every((row) => row.body === "{}" && row.url === "https://hooks.test/"));
+    const leases = await db.query<{ lease: string; expires_at: string; seqs: string }>(
+      "SELECT lease, expires_at, seqs FROM delivery_leases ORDER BY lease",
+    );
+    assert.deepEqual(
+      leases.map((row) => [row.lease, Number(row.expires_at), JSON.parse(row.seqs) as unknown]),
+      [["lease_new", 9000, [3, 1]]],
+      "the ran-out lease gone; the new one with its deliveries in the order picked",
+    );
+    const none = await db.query(claimFunctionSql, [
+      1000,
+      9000,
+      "lease_none",
+      "[]",
+      "[]",
+      40,
+      4,
+      4,
+      "{}",
+      0,
+      "{}",
+    ]);
+    assert.deepEqual(none, [], "no room: nothing, and no lease row");
+    assert.equal(
+      (await db.query("SELECT 1 FROM delivery_leases WHERE lease = 'lease_none'")).length,
+      0,
     );
   });
 });

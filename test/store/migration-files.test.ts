@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { readdir } from "node:fs/promises";
 import { describe, it } from "node:test";
+import { splitStatements } from "../../src/store/migrate.ts";
 
 const migrations = new URL("../../../migrations/", import.meta.url);
 
@@ -19,5 +20,33 @@ describe("the migration files", () => {
     const numbers = sqlite.map((file) => file.slice(0, 6));
     const repeated = numbers.filter((number, index) => numbers.indexOf(number) !== index);
     assert.deepEqual(repeated, [], "a number taken twice: renumber the newer migration");
+  });
+
+  it("are split at each semicolon that ends a line, outside a function's $$ body", () => {
+    const sql = [
+      "-- a comment",
+      "CREATE TABLE a (x INTEGER);",
+      "CREATE FUNCTION f() RETURNS void LANGUAGE plpgsql AS $$",
+      "BEGIN",
+      "  -- kept: inside the body",
+      "  DELETE FROM a;",
+      "  DELETE FROM a;",
+      "END",
+      "$$;",
+      "DROP TABLE a",
+    ].join("\n");
+    assert.deepEqual(splitStatements(sql), [
+      "CREATE TABLE a (x INTEGER)",
+      [
+        "CREATE FUNCTION f() RETURNS void LANGUAGE plpgsql AS $$",
+        "BEGIN",
+        "  -- kept: inside the body",
+        "  DELETE FROM a;",
+        "  DELETE FROM a;",
+        "END",
+        "$$",
+      ].join("\n"),
+      "DROP TABLE a",
+    ]);
   });
 });

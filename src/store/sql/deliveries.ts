@@ -100,10 +100,12 @@ export async function claimDueDeliveries(
   leaseMs: number,
 ): Promise<ClaimedDelivery[]> {
   if (room.total <= 0) return [];
+  if (db.dialect === "postgres") return claimInOneCall(db, owner, room, now, leaseMs);
   // Not durable: a claim lost in a crash is simply due again, as an abandoned one is.
   return db.transaction(
     async (tx) => {
-      const candidates = await reclaimAndReadCandidates(db, tx, now, [
+      await reclaimRanOutLeases(db, tx, now);
+      const candidates = await tx.query<CandidateRow>(candidatesSql(db), [
         now,
         ...exclusionValues(room.exclusions),
         claimWindow(room.total),
@@ -111,105 +113,64 @@ export async function claimDueDeliveries(
       const picked = pickWithinRoom(candidates, room);
       if (picked.length === 0) return [];
       const lease = newLease(owner);
-      const values = [now + leaseMs, lease, JSON.stringify(picked)];
-      if (db.writesInCtes) {
-        const rows = await tx.query<ClaimedRow>(leaseAndReadSql(db), values);
-        return rows.map((row) => toClaimedDelivery(row, lease));
-      }
-      await tx.execute(leaseSql(db), values);
+      await tx.execute(leaseSql(db), [now + leaseMs, lease, JSON.stringify(picked)]);
       await tx.execute(insertLeaseSql, [lease, now + leaseMs, JSON.stringify(picked)]);
       return selectClaimed(db, tx, picked, lease);
     },
-    { durable: false, bounded: true, indexPlansOnly: true },
+    { durable: false, bounded: true },
   );
 }
 
 /**
- * A claim's first steps: gives back what leases that ran out still hold (`reclaimRanOutLeases`),
- * then reads the candidates (`candidatesSql`, with `values`). PostgreSQL's first statement
- * deletes the leases that ran out and, when there were none (almost always), reads the
- * candidates: one round trip (decision 66). When there were, it gives their deliveries back
- * and then reads the candidates, as SQLite does.
+ * PostgreSQL's claim: the same steps in one call of migration 000023's function, one round
+ * trip (decision 66), whose plans keep off sequential scans by the function's own setting.
  */
-async function reclaimAndReadCandidates(
+async function claimInOneCall(
   db: Database,
-  tx: SqlExecutor,
+  owner: string,
+  room: ClaimRoom,
   now: number,
-  values: readonly SqlValue[],
-): Promise<CandidateRow[]> {
-  if (!db.writesInCtes) {
-    await reclaimRanOutLeases(db, tx, now);
-    return tx.query<CandidateRow>(candidatesSql(db), values);
-  }
-  const rows = await tx.query<CandidateRow & { lease: string | null; seqs: string | null }>(
-    reclaimAndCandidatesSql(db),
-    values,
-  );
-  const ranOut = rows.filter(
-    (row): row is CandidateRow & { lease: string; seqs: string } => row.lease !== null,
-  );
-  if (ranOut.length === 0) return rows;
-  await tx.execute(givenBackSql(db), [leasedRows(ranOut)]);
-  return tx.query<CandidateRow>(candidatesSql(db), values);
+  leaseMs: number,
+): Promise<ClaimedDelivery[]> {
+  const lease = newLease(owner);
+  const rows = await db.query<ClaimedRow>(claimFunctionSql, [
+    now,
+    now + leaseMs,
+    lease,
+    ...exclusionValues(room.exclusions),
+    claimWindow(room.total),
+    room.total,
+    room.perDestination,
+    JSON.stringify(Object.fromEntries(room.destinationRoom)),
+    room.perWorkspace,
+    JSON.stringify(Object.fromEntries(room.workspaceRoom)),
+  ]);
+  return rows.map((row) => toClaimedDelivery(row, lease));
 }
 
-/**
- * The oldest claimable deliveries, `$4` at most, locked on PostgreSQL (`claimableWhere`), and
- * also `unless` (a condition, or nothing).
- */
-function candidatesSelect(db: Database, unless = ""): string {
-  return `SELECT dl.seq, dl.next_attempt_at, dl.destination_id, d.workspace_id, d.circuit_opens
+/** The call of migration 000023's `svc_claim_deliveries`, its parameters typed. */
+export const claimFunctionSql = `SELECT * FROM svc_claim_deliveries(
+       CAST($1 AS BIGINT), CAST($2 AS BIGINT), CAST($3 AS TEXT), CAST($4 AS TEXT),
+       CAST($5 AS TEXT), CAST($6 AS INTEGER), CAST($7 AS INTEGER), CAST($8 AS INTEGER),
+       CAST($9 AS TEXT), CAST($10 AS INTEGER), CAST($11 AS TEXT))`;
+
+/** SQLite: the oldest claimable deliveries, `$4` at most (`claimableWhere`). */
+const candidatesSql = perDatabase(
+  (db) => `SELECT dl.seq, dl.destination_id, d.workspace_id, d.circuit_opens
      FROM deliveries dl JOIN destinations d ON d.id = dl.destination_id
-     WHERE ${claimableWhere(db)} ${unless}
-     ORDER BY dl.next_attempt_at LIMIT $4 ${db.claimLockClause("dl")}`;
-}
-
-const candidatesSql = perDatabase((db) => candidatesSelect(db));
-
-/**
- * PostgreSQL: `ranOutLeasesSql`, then `candidatesSql` unless a lease ran out, in one
- * statement. The candidates come in their order with `lease` null, or else a row per lease
- * that ran out with its `lease` and `seqs`. When one ran out, no candidate is read or locked:
- * the claim gives the leases' deliveries back before it reads and locks any, in the order it
- * always had (a claim that held candidates while it waited to give back could deadlock with a
- * transaction holding one it gives back, such as a workspace's deletion).
- */
-export const reclaimAndCandidatesSql = perDatabase(
-  (db) => `WITH ran_out AS (${ranOutLeasesSql(db)}),
-     c AS (${candidatesSelect(db, "AND NOT EXISTS (SELECT 1 FROM ran_out)")})
-     SELECT seq, destination_id, workspace_id, circuit_opens, CAST(NULL AS TEXT) AS lease,
-            CAST(NULL AS TEXT) AS seqs, next_attempt_at
-     FROM c
-     UNION ALL
-     SELECT NULL, NULL, NULL, NULL, lease, seqs, NULL FROM ran_out
-     ORDER BY next_attempt_at, destination_id, seq`,
+     WHERE ${claimableWhere(db)}
+     ORDER BY dl.next_attempt_at LIMIT $4 ${db.claimLockClause("dl")}`,
 );
 
 /**
  * The claim's UPDATE: the rows of `$3` (a JSON array of `seq`s) leased to `$2` until `$1`.
  * Found by the primary key whatever the table's size and statistics (decision 56). SQLite's
- * claim runs it, then `insertLeaseSql` and `claimedSql`; PostgreSQL's runs `leaseAndReadSql`.
+ * claim runs it, then `insertLeaseSql` and `claimedSql`; PostgreSQL's claim is one call of a
+ * function (`claimInOneCall`) that does the same.
  */
 export const leaseSql = perDatabase(
   (db): string => `UPDATE deliveries SET next_attempt_at = $1, lease_owner = $2
      WHERE ${db.inJsonIntegers("seq", "$3")}`,
-);
-
-/**
- * PostgreSQL's claim after its pick, in one statement (one round trip, decision 66): the
- * lease's row (decision 58), `leaseSql`'s UPDATE, and what `claimedSql` reads of the rows it
- * leased, by `seq`.
- */
-export const leaseAndReadSql = perDatabase(
-  (
-    db,
-  ): string => `WITH l AS (INSERT INTO delivery_leases (lease, expires_at, seqs) VALUES ($2, $1, $3)),
-     dl AS (${leaseSql(db)}
-            RETURNING seq, event_id, event_type, attempts, retry_base, destination_id)
-     SELECT ${claimedColumns} FROM dl
-     JOIN events e ON e.id = dl.event_id
-     JOIN destinations d ON d.id = dl.destination_id
-     ORDER BY dl.seq`,
 );
 
 /** A claim's lease row: `$1` the lease, `$2` its end, `$3` a JSON array of its deliveries' seqs. */
@@ -224,8 +185,8 @@ const ranOutLeasesPerClaim = 64;
  * claimed): each still pending under its lease is waiting again, due at the lease's end, which
  * its `next_attempt_at` already says. The lease rows are deleted as they are read, skipped
  * where another claim holds them, so two claims never give back the same lease. Through `tx`,
- * inside a claim's transaction (decision 58). SQLite's claim; PostgreSQL's deletes the leases
- * in its first statement (`reclaimAndCandidatesSql`).
+ * inside a claim's transaction (decision 58). SQLite's claim; PostgreSQL's function does the
+ * same (`claimInOneCall`).
  */
 export async function reclaimRanOutLeases(
   db: Database,

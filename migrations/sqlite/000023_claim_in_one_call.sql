@@ -1,0 +1,3 @@
+-- Nothing on SQLite: PostgreSQL's 000023 makes a worker's claim one call, to save the round
+-- trips of its statements (decision 66). SQLite's statements run in the process: a claim's
+-- statements cost no round trip.
