@@ -13,7 +13,11 @@
 -- seq), a delivery is taken while its destination has room (one at a time while the circuit is
 -- half-open) and its workspace has room, up to p_total. As a destination belongs to one
 -- workspace, that is: the first p_room of each destination, then of those the first room of
--- each workspace, then the first p_total.
+-- each workspace, then the first p_total. Kept in step with deliveries.ts (pickWithinRoom,
+-- claimableWhere, ranOutLeasesPerClaim).
+--
+-- Processes of this release call it by name on every connection: a later release changes it
+-- under a new name, and drops this one only once no process of this release is left.
 CREATE FUNCTION svc_claim_deliveries(
   p_now BIGINT,
   p_lease_end BIGINT,
@@ -43,6 +47,10 @@ CREATE FUNCTION svc_claim_deliveries(
   circuit_opens INTEGER
 ) LANGUAGE plpgsql SET enable_seqscan = off AS $$
 #variable_conflict use_column
+DECLARE
+  -- Parsed once a call: in a generic plan a cast of the parameter would be made for each row.
+  destination_room JSONB := CAST(p_destination_room AS JSONB);
+  workspace_room JSONB := CAST(p_workspace_room AS JSONB);
 BEGIN
   WITH ran_out AS (
          DELETE FROM delivery_leases WHERE lease IN
@@ -73,7 +81,7 @@ BEGIN
          SELECT c.*,
                 ROW_NUMBER() OVER (PARTITION BY c.destination_id
                                    ORDER BY c.next_attempt_at, c.seq) AS n,
-                COALESCE(CAST(CAST(p_destination_room AS JSONB) ->> c.destination_id AS INTEGER),
+                COALESCE(CAST(destination_room ->> c.destination_id AS INTEGER),
                          p_per_destination) AS room
          FROM c),
        in_workspace AS (
@@ -84,7 +92,7 @@ BEGIN
          WHERE i.n <= CASE WHEN i.circuit_opens > 0 THEN LEAST(i.room, 1) ELSE i.room END),
        picked AS (
          SELECT w.seq, w.next_attempt_at, w.destination_id FROM in_workspace w
-         WHERE w.m <= COALESCE(CAST(CAST(p_workspace_room AS JSONB) ->> w.workspace_id AS INTEGER),
+         WHERE w.m <= COALESCE(CAST(workspace_room ->> w.workspace_id AS INTEGER),
                                p_per_workspace)
          ORDER BY w.next_attempt_at, w.destination_id, w.seq LIMIT p_total),
        leased AS (

@@ -12,7 +12,9 @@ import { genericPlan, planDatabase, type PlanDatabase } from "../support/plan-da
  * every claim read the whole table until an ANALYZE replaced it (45–60 blocks per delivery in
  * `bench:cluster`). Here the table holds 40 rows (one page), no statistics, PostgreSQL is made
  * to use its generic plan, and the statements run as a claim runs them: both must take
- * `deliveries_pkey`.
+ * `deliveries_pkey`. SQLite's claim runs them; PostgreSQL's is one call of a function (decision
+ * 66), whose statements must scan no table either (the listen session's claim still reads its
+ * rows back with `claimedSql` there).
  */
 describe("the plans of a claim's statements", () => {
   let plans: PlanDatabase;
@@ -85,6 +87,37 @@ describe("the plans of a claim's statements", () => {
       "SELECT proconfig AS config FROM pg_proc WHERE proname = 'svc_claim_deliveries'",
     );
     assert.deepEqual(setting?.config, ["enable_seqscan=off"]);
+    // Its generic plans, made on these small tables never analysed, scan none of them. (The
+    // view's counts include the connection's earlier transactions not yet reported: the
+    // difference is the calls'.)
+    const scansOfCalls = await db.transaction(async (tx) => {
+      const scans = async (): Promise<Map<string, number>> => {
+        const rows = await tx.query<{ relname: string; seq_scan: string }>(
+          `SELECT relname, seq_scan FROM pg_stat_xact_user_tables
+           WHERE relname IN ('deliveries', 'delivery_leases', 'destinations', 'events')`,
+        );
+        return new Map(rows.map((row) => [row.relname, Number(row.seq_scan)]));
+      };
+      await tx.execute("SET LOCAL plan_cache_mode = force_generic_plan");
+      const before = await scans();
+      for (let call = 0; call < 3; call += 1) {
+        await tx.query(claimFunctionSql, [
+          ...[1000, 9000, `lease_plan_${call}`, "[]", "[]", 40, 1, 1, "{}", 1, "{}"],
+        ]);
+      }
+      const after = await scans();
+      return [...after].map(([table, count]) => [table, count - (before.get(table) ?? 0)]);
+    });
+    assert.deepEqual(scansOfCalls.sort(), [
+      ["deliveries", 0],
+      ["delivery_leases", 0],
+      ["destinations", 0],
+      ["events", 0],
+    ]);
+    await db.execute(
+      "UPDATE deliveries SET lease_owner = NULL, next_attempt_at = seq WHERE lease_owner LIKE 'lease_plan_%'",
+    );
+    await db.execute("DELETE FROM delivery_leases WHERE lease LIKE 'lease_plan_%'");
     await db.execute(
       "INSERT INTO delivery_leases (lease, expires_at, seqs) VALUES ('lease_ran_out', 0, '[3]')",
     );

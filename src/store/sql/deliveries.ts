@@ -56,7 +56,8 @@ export function newLease(owner: string): string {
 }
 
 /**
- * Deliveries a claim may take now: waiting (in `deliveries_due`: pending and not claimed,
+ * Deliveries a claim may take now (SQLite's claim; PostgreSQL's function of migration 000023
+ * says the same, kept in step): waiting (in `deliveries_due`: pending and not claimed,
  * decision 58), due, not of a destination or workspace that the
  * claimer excludes ($2, $3: JSON arrays of ids), not of a destination whose circuit is open.
  * The due index holds the destination, so excluded deliveries are passed over in the index.
@@ -148,7 +149,11 @@ async function claimInOneCall(
   return rows.map((row) => toClaimedDelivery(row, lease));
 }
 
-/** The call of migration 000023's `svc_claim_deliveries`, its parameters typed. */
+/**
+ * The call of migration 000023's `svc_claim_deliveries`, its parameters typed. It writes, though
+ * it begins with SELECT: the database's storage state does not count its success as a write's
+ * (the worker waits for a write of its own while the disk is full).
+ */
 export const claimFunctionSql = `SELECT * FROM svc_claim_deliveries(
        CAST($1 AS BIGINT), CAST($2 AS BIGINT), CAST($3 AS TEXT), CAST($4 AS TEXT),
        CAST($5 AS TEXT), CAST($6 AS INTEGER), CAST($7 AS INTEGER), CAST($8 AS INTEGER),
@@ -177,7 +182,7 @@ export const leaseSql = perDatabase(
 export const insertLeaseSql =
   "INSERT INTO delivery_leases (lease, expires_at, seqs) VALUES ($1, $2, $3)";
 
-/** How many leases that ran out one claim gives back before it claims. */
+/** How many leases that ran out one claim gives back before it claims (as migration 000023). */
 const ranOutLeasesPerClaim = 64;
 
 /**
@@ -257,7 +262,10 @@ function claimWindow(total: number): number {
   return Math.min(total * 2 + 32, 2048);
 }
 
-/** The candidates a claim takes, in order: each while its destination and workspace have room. */
+/**
+ * The candidates a claim takes, in order: each while its destination and workspace have room.
+ * SQLite's claim; PostgreSQL's function of migration 000023 picks the same in SQL, kept in step.
+ */
 function pickWithinRoom(candidates: readonly CandidateRow[], room: ClaimRoom): number[] {
   const destinationRoom = new Map(room.destinationRoom);
   const workspaceRoom = new Map(room.workspaceRoom);
