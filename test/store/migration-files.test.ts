@@ -23,29 +23,18 @@ describe("the migration files", () => {
   });
 
   it("are split at each semicolon that ends a line, outside a function's $$ body", () => {
-    const sql = [
-      "-- a comment",
-      "CREATE TABLE a (x INTEGER);",
+    const body = [
       "CREATE FUNCTION f() RETURNS void LANGUAGE plpgsql AS $$",
       "BEGIN",
       "  -- kept: inside the body",
       "  DELETE FROM a;",
       "  DELETE FROM a;",
       "END",
-      "$$;",
-      "DROP TABLE a",
-    ].join("\n");
-    assert.deepEqual(splitStatements(sql), [
+    ];
+    const sql = ["-- a comment", "CREATE TABLE a (x INTEGER);", ...body, "$$;", "DROP TABLE a"];
+    assert.deepEqual(splitStatements(sql.join("\n")), [
       "CREATE TABLE a (x INTEGER)",
-      [
-        "CREATE FUNCTION f() RETURNS void LANGUAGE plpgsql AS $$",
-        "BEGIN",
-        "  -- kept: inside the body",
-        "  DELETE FROM a;",
-        "  DELETE FROM a;",
-        "END",
-        "$$",
-      ].join("\n"),
+      [...body, "$$"].join("\n"),
       "DROP TABLE a",
     ]);
   });
