@@ -8,14 +8,8 @@
  * the receiver's first receipt (p50, p99), in ms. The trees alternate at each rate, B first
  * at every other one, so that neither meets the machine's quieter minutes alone.
  */
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { createTestCa, type TestCa } from "../test/support/tls.ts";
-import { publishPaced, register } from "./measure.ts";
-import { postgresDatabase } from "./postgres.ts";
-import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
-import { startBenchService, type BenchService } from "./service.ts";
+import { publishPaced } from "./measure.ts";
+import { withBuildSides, type BuildSide } from "./sides.ts";
 import { argument, percentile, progress, round } from "./stats.ts";
 
 const trees = process.argv.slice(2).filter((word, index, words) => {
@@ -28,31 +22,9 @@ const seconds = Number(argument("--seconds") ?? 5);
 /** Events each server takes before the first rate: its hot code compiled (bench/measure.ts). */
 const warmUp = 5000;
 
-interface Side {
-  readonly tree: string;
-  readonly service: BenchService;
-  readonly receiver: BenchReceiver;
-  readonly drop: () => void;
-}
-
-async function startSide(tree: string, dir: string, ca: TestCa): Promise<Side> {
-  const pg = postgres ? postgresDatabase() : null;
-  if (pg !== null && "skipped" in pg) throw new Error(`PostgreSQL: ${pg.skipped}`);
-  const receiver = await startBenchReceiver(ca);
-  await mkdir(join(dir, "service"));
-  const service = await startBenchService({
-    dir: join(dir, "service"),
-    caCertPath: ca.caCertPath,
-    svcBin: join(tree, "dist/src/bin/svc.js"),
-    ...(pg === null ? {} : { database: pg.url }),
-  });
-  await register(service, `${receiver.url}/latency`, ["job.completed"]);
-  return { tree, service, receiver, drop: () => pg?.drop() };
-}
-
 /** `count` events at `perSecond`: each publish's answer time and its delivery's, in ms. */
 async function paced(
-  side: Side,
+  side: BuildSide,
   count: number,
   perSecond: number,
 ): Promise<{ answered: number[]; delivered: number[] }> {
@@ -75,15 +47,7 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const dir = await mkdtemp(join(tmpdir(), "svc-latency-"));
-  const sides: Side[] = [];
-  try {
-    const ca = await createTestCa(join(dir, "ca"));
-    for (const [index, tree] of trees.entries()) {
-      const sideDir = join(dir, `side-${index}`);
-      await mkdir(sideDir);
-      sides.push(await startSide(resolve(tree), sideDir, ca));
-    }
+  await withBuildSides(trees, { name: "latency", postgres, path: "/latency" }, async (sides) => {
     for (const side of sides) {
       progress(`${side.tree}: ${warmUp} events of warm-up…`);
       await paced(side, warmUp, 1000);
@@ -107,14 +71,7 @@ async function main(): Promise<void> {
         );
       }
     }
-  } finally {
-    for (const side of sides) {
-      await side.service.stop();
-      await side.receiver.close();
-      side.drop();
-    }
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 await main();

@@ -14,14 +14,9 @@
  * their process titles, `BackendsCpu`, which keeps what the backends a pool closes spent), so
  * the two builds' PostgreSQL CPU per delivery is compared under the same load too.
  */
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { createTestCa, type TestCa } from "../test/support/tls.ts";
-import { measureThroughput, register, warmUpCount } from "./measure.ts";
-import { BackendsCpu, postgresDatabase } from "./postgres.ts";
-import { startBenchReceiver, type BenchReceiver } from "./receiver.ts";
-import { startBenchService, type BenchService } from "./service.ts";
+import { measureThroughput, warmUpCount } from "./measure.ts";
+import { BackendsCpu, databaseOf } from "./postgres.ts";
+import { withBuildSides, type BuildSide } from "./sides.ts";
 import { argument, cpuMs, progress, round } from "./stats.ts";
 
 const trees = process.argv.slice(2).filter((word, index, words) => {
@@ -32,11 +27,7 @@ const postgres = process.argv.includes("--postgres");
 const chunks = Number(argument("--chunks") ?? 6);
 const size = Number(argument("--size") ?? 3000);
 
-interface Side {
-  readonly tree: string;
-  readonly service: BenchService;
-  readonly receiver: BenchReceiver;
-  readonly drop: () => void;
+interface Side extends BuildSide {
   /** The CPU of the backends serving the side's database, with `--postgres`. */
   readonly backends: BackendsCpu | null;
   cpuMs: number;
@@ -46,23 +37,6 @@ interface Side {
 interface PerDelivery {
   readonly server: number;
   readonly backends: number;
-}
-
-async function startSide(tree: string, dir: string, ca: TestCa): Promise<Side> {
-  const pg = postgres ? postgresDatabase() : null;
-  if (pg !== null && "skipped" in pg) throw new Error(`PostgreSQL: ${pg.skipped}`);
-  const receiver = await startBenchReceiver(ca);
-  await mkdir(join(dir, "service"));
-  const service = await startBenchService({
-    dir: join(dir, "service"),
-    caCertPath: ca.caCertPath,
-    svcBin: join(tree, "dist/src/bin/svc.js"),
-    extraEnv: { SVC_DELIVERY_CONCURRENCY: "256" },
-    ...(pg === null ? {} : { database: pg.url }),
-  });
-  await register(service, `${receiver.url}/paired`, ["job.completed"]);
-  const backends = pg === null ? null : await BackendsCpu.start(new URL(pg.url).pathname.slice(1));
-  return { tree, service, receiver, drop: () => pg?.drop(), backends, cpuMs: 0, backendsMs: 0 };
 }
 
 /** The server process's CPU time (all threads), in ms. */
@@ -83,63 +57,68 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const dir = await mkdtemp(join(tmpdir(), "svc-paired-"));
-  const sides: Side[] = [];
-  try {
-    const ca = await createTestCa(join(dir, "ca"));
-    for (const [index, tree] of trees.entries()) {
-      const sideDir = join(dir, `side-${index}`);
-      await mkdir(sideDir);
-      sides.push(await startSide(resolve(tree), sideDir, ca));
+  const options = {
+    name: "paired",
+    postgres,
+    path: "/paired",
+    extraEnv: { SVC_DELIVERY_CONCURRENCY: "256" },
+  };
+  await withBuildSides(trees, options, async (built) => {
+    const sides: Side[] = [];
+    try {
+      for (const side of built) {
+        const url = side.databaseUrl;
+        const backends = url === null ? null : await BackendsCpu.start(databaseOf(url));
+        sides.push({ ...side, backends, cpuMs: 0, backendsMs: 0 });
+      }
+      await compare(sides);
+    } finally {
+      for (const side of sides) side.backends?.stop();
     }
-    progress(`both: ${warmUpCount} events of warm-up at once…`);
-    await Promise.all(
-      sides.map((side) => measureThroughput(side.service, side.receiver, warmUpCount)),
+  });
+}
+
+/** The warm-up, then `chunks` chunks of `size` events to both sides at once. */
+async function compare(sides: readonly Side[]): Promise<void> {
+  progress(`both: ${warmUpCount} events of warm-up at once…`);
+  await Promise.all(
+    sides.map((side) => measureThroughput(side.service, side.receiver, warmUpCount)),
+  );
+  for (let chunk = 1; chunk <= chunks; chunk += 1) {
+    const perDelivery = await Promise.all(
+      sides.map(async (side) => {
+        const [before, backendsBefore] = [await serverCpuMs(side), await backendsCpuMs(side)];
+        await measureThroughput(side.service, side.receiver, size);
+        const spent = (await serverCpuMs(side)) - before;
+        const backends = (await backendsCpuMs(side)) - backendsBefore;
+        side.cpuMs += spent;
+        side.backendsMs += backends;
+        return { server: (spent * 1000) / size, backends: (backends * 1000) / size };
+      }),
     );
-    for (let chunk = 1; chunk <= chunks; chunk += 1) {
-      const perDelivery = await Promise.all(
-        sides.map(async (side) => {
-          const [before, backendsBefore] = [await serverCpuMs(side), await backendsCpuMs(side)];
-          await measureThroughput(side.service, side.receiver, size);
-          const spent = (await serverCpuMs(side)) - before;
-          const backends = (await backendsCpuMs(side)) - backendsBefore;
-          side.cpuMs += spent;
-          side.backendsMs += backends;
-          return { server: (spent * 1000) / size, backends: (backends * 1000) / size };
-        }),
-      );
-      const [a, b] = perDelivery as [PerDelivery, PerDelivery];
-      const backends = postgres
-        ? `; PostgreSQL A ${round(a.backends, 0)} µs, B ${round(b.backends, 0)} µs, ` +
-          `B/A ${round(b.backends / a.backends, 3)}`
-        : "";
-      process.stdout.write(
-        `chunk ${chunk}/${chunks}: A ${round(a.server, 0)} µs, B ${round(b.server, 0)} µs per ` +
-          `delivery, B/A ${round(b.server / a.server, 3)}${backends}\n`,
-      );
-    }
-    const [a, b] = sides as [Side, Side];
-    const per = (ms: number): number => round((ms * 1000) / (chunks * size), 0);
-    const line = (label: string, side: Side): string =>
-      `${label} ${side.tree}: server ${per(side.cpuMs)} µs per delivery` +
-      (postgres ? `, PostgreSQL ${per(side.backendsMs)} µs` : "") +
-      "\n";
+    const [a, b] = perDelivery as [PerDelivery, PerDelivery];
+    const backends = postgres
+      ? `; PostgreSQL A ${round(a.backends, 0)} µs, B ${round(b.backends, 0)} µs, ` +
+        `B/A ${round(b.backends / a.backends, 3)}`
+      : "";
     process.stdout.write(
-      line("A", a) +
-        line("B", b) +
-        `B/A ${round(b.cpuMs / a.cpuMs, 3)}` +
-        (postgres ? `, PostgreSQL B/A ${round(b.backendsMs / a.backendsMs, 3)}` : "") +
-        ` (${chunks} chunks of ${size})\n`,
+      `chunk ${chunk}/${chunks}: A ${round(a.server, 0)} µs, B ${round(b.server, 0)} µs per ` +
+        `delivery, B/A ${round(b.server / a.server, 3)}${backends}\n`,
     );
-  } finally {
-    for (const side of sides) {
-      side.backends?.stop();
-      await side.service.stop();
-      await side.receiver.close();
-      side.drop();
-    }
-    await rm(dir, { recursive: true, force: true });
   }
+  const [a, b] = sides as [Side, Side];
+  const per = (ms: number): number => round((ms * 1000) / (chunks * size), 0);
+  const line = (label: string, side: Side): string =>
+    `${label} ${side.tree}: server ${per(side.cpuMs)} µs per delivery` +
+    (postgres ? `, PostgreSQL ${per(side.backendsMs)} µs` : "") +
+    "\n";
+  process.stdout.write(
+    line("A", a) +
+      line("B", b) +
+      `B/A ${round(b.cpuMs / a.cpuMs, 3)}` +
+      (postgres ? `, PostgreSQL B/A ${round(b.backendsMs / a.backendsMs, 3)}` : "") +
+      ` (${chunks} chunks of ${size})\n`,
+  );
 }
 
 await main();

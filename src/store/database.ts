@@ -54,10 +54,11 @@ export interface TransactionOptions {
    * True for a transaction whose plans must keep off sequential scans where an index serves:
    * PostgreSQL begins it with `SET LOCAL enable_seqscan = off`, sent with the BEGIN as one
    * message (one round trip, decision 66), so that any plan made inside it, a connection's
-   * generic plan included, takes the index. For the claims' and retention's statements, run
-   * thousands of times a minute on tables that start empty: a generic plan made while a table
-   * was small would otherwise scan it whole for as long as the connection lives (decision 56).
-   * SQLite ignores it.
+   * generic plan included, takes the index. For a listen session's claim and retention's
+   * batches (a worker's claim on PostgreSQL is a function with the same setting of its own),
+   * run thousands of times a minute on tables that start empty: a generic plan made while a
+   * table was small would otherwise scan it whole for as long as the connection lives
+   * (decision 56). SQLite ignores it.
    */
   readonly indexPlansOnly?: boolean;
 }

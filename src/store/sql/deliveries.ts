@@ -313,17 +313,14 @@ export async function selectClaimed(
   return rows.map((row) => toClaimedDelivery(row, lease));
 }
 
-/** What a worker needs of a claimed delivery (`dl`), its event (`e`) and destination (`d`). */
-const claimedColumns = `dl.seq, dl.event_id, dl.event_type, dl.attempts, dl.retry_base, e.body,
-            e.traceparent, d.id AS destination_id, d.url, d.active, d.deleted_at,
-            d.secret_ciphertext, d.workspace_id, d.circuit_opens`;
-
 /**
  * What a worker needs of the deliveries of `$1` (a JSON array of `seq`s), by `seq`, with their
  * events and destinations; found by the primary key whatever the table's size (decision 56).
  */
 export const claimedSql = perDatabase(
-  (db): string => `SELECT ${claimedColumns}
+  (db): string => `SELECT dl.seq, dl.event_id, dl.event_type, dl.attempts, dl.retry_base, e.body,
+            e.traceparent, d.id AS destination_id, d.url, d.active, d.deleted_at, d.secret_ciphertext,
+            d.workspace_id, d.circuit_opens
      FROM deliveries dl
      JOIN events e ON e.id = dl.event_id
      JOIN destinations d ON d.id = dl.destination_id
