@@ -3,6 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import {
+  defaultBatchLingerMs,
   environmentNames,
   loadServerConfig,
   operationsEndpointsOf,
@@ -100,12 +101,15 @@ describe("server configuration", () => {
   });
 
   it("reads the batch linger as a duration of at most 100ms, 0 turning it off", () => {
-    const linger = (value?: string): number =>
+    const linger = (value?: string): number | undefined =>
       loadServerConfig({
         env: { HOME: "/home/u", ...(value === undefined ? {} : { SVC_BATCH_LINGER: value }) },
         flags: {},
       }).batchLinger;
-    assert.equal(linger(), 2);
+    // None set: the server takes the engine's default.
+    assert.equal(linger(), undefined);
+    assert.equal(defaultBatchLingerMs(true), 2);
+    assert.equal(defaultBatchLingerMs(false), 0);
     assert.equal(linger("0ms"), 0);
     assert.equal(linger("100ms"), 100);
     for (const wrong of ["101ms", "1s", "soon"]) {

@@ -109,6 +109,35 @@ describe("Batcher", () => {
     assert.deepEqual(await Promise.all([second, third]), [102, 103]);
   });
 
+  it("without a linger, gathers the calls of the next turns while each turn brings some", async () => {
+    const { batches, run } = heldBatches((item: number) => item);
+    // A generous gatherMs, so that a slow machine's turns do not end the gathering.
+    const batcher = new Batcher(run, { maxBatch: 100, gatherMs: 60_000 });
+    const calls = [batcher.add(1)];
+    for (const item of [2, 3]) {
+      await nextTurn();
+      calls.push(batcher.add(item));
+    }
+    await until(() => batches.length === 1, "the batch to start at the first turn with no call");
+    assert.deepEqual(batches[0]!.items, [1, 2, 3]);
+    batches[0]!.finish();
+    assert.deepEqual(await Promise.all(calls), [1, 2, 3]);
+
+    // maxBatch ends the gathering: the calls after it form the next batch.
+    const small = heldBatches((item: number) => item);
+    const capped = new Batcher(small.run, { maxBatch: 2, gatherMs: 60_000 });
+    const more = [capped.add(1), capped.add(2)];
+    await nextTurn();
+    more.push(capped.add(3));
+    await until(() => small.batches.length === 1, "the first batch to start");
+    assert.deepEqual(small.batches[0]!.items, [1, 2]);
+    small.batches[0]!.finish();
+    await until(() => small.batches.length === 2, "the second batch to start");
+    assert.deepEqual(small.batches[1]!.items, [3]);
+    small.batches[1]!.finish();
+    assert.deepEqual(await Promise.all(more), [1, 2, 3]);
+  });
+
   it("rejects every caller of a failing batch, and only them", async () => {
     const { batches, run } = heldBatches((item: number) => item * 2);
     const batcher = new Batcher(run, { maxBatch: 100 });
