@@ -11,6 +11,7 @@ import { parseWebOrigin } from "../lib/web-origin.ts";
 import { AddressPolicy } from "../net/address-policy.ts";
 import { parseDestinationUrl } from "../net/destination-url.ts";
 import { PortSet } from "../net/port-set.ts";
+import { isPostgresUrl } from "../store/database-url.ts";
 
 /**
  * The configuration of `svc server` and of the operator commands (`svc admin …`), which open
@@ -109,7 +110,8 @@ const schema = z
     /**
      * How long a batch of publishes or results waits for more while they come faster than
      * that (decision 65): more calls share a commit, for up to this much more latency. `0ms`
-     * turns it off. Default 2ms on PostgreSQL, 0ms on SQLite (decision 68); at most 100ms.
+     * turns it off. Default 2ms on PostgreSQL, 0ms on SQLite (`defaultBatchLingerMs`, decision
+     * 68); at most 100ms.
      */
     batchLinger: duration
       .refine((ms) => ms <= 100, { message: "must be at most 100ms" })
@@ -320,7 +322,11 @@ const schema = z
   .refine((config) => config.headersTimeout <= config.requestTimeout, {
     path: ["headersTimeout"],
     message: "must be at most the request timeout",
-  });
+  })
+  .transform((config) => ({
+    ...config,
+    batchLinger: config.batchLinger ?? defaultBatchLingerMs(isPostgresUrl(config.database ?? "")),
+  }));
 
 export type ServerConfig = Readonly<z.infer<typeof schema>>;
 
@@ -480,7 +486,7 @@ function withoutUndefined(values: Record<string, unknown>): Record<string, unkno
  * gather the calls already made without a timer, and whose linger cost more latency and
  * throughput than it saved CPU.
  */
-export function defaultBatchLingerMs(postgres: boolean): number {
+function defaultBatchLingerMs(postgres: boolean): number {
   return postgres ? 2 : 0;
 }
 

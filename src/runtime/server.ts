@@ -5,11 +5,7 @@ import { listenSettingsOf } from "../api/listen/settings.ts";
 import { portalSettingsOf } from "../api/portal/settings.ts";
 import { buildProbeApi } from "../api/probes.ts";
 import { checkLocalFiles, removeCreatedDataDir } from "../config/data-dir.ts";
-import {
-  databaseLocation,
-  defaultBatchLingerMs,
-  type ServerConfig,
-} from "../config/server-config.ts";
+import { databaseLocation, type ServerConfig } from "../config/server-config.ts";
 import { SecretBox } from "../crypto/secret-box.ts";
 import { NoWakeUps, type WakeUpSource } from "../delivery/wake-ups.ts";
 import { AppError } from "../errors.ts";
@@ -81,7 +77,7 @@ async function startOn(config: ServerConfig, seams: ServerSeams): Promise<Runnin
   const postgres = isPostgresUrl(location);
   const store: Store = await openStore(location, clock, {
     poolSize: config.databasePoolSize,
-    batchLingerMs: config.batchLinger ?? defaultBatchLingerMs(postgres),
+    batchLingerMs: config.batchLinger,
     onConnectionError: (error) => {
       logger.warn({ err: error }, "an idle database connection broke; the pool replaces it");
     },

@@ -1,9 +1,6 @@
 /** The longest gap between calls that counts in their mean (ms): calls after it are idle ones. */
 const quietGapMs = 1000;
 
-/** The longest a batch gathers calls turn by turn when it does not linger (ms), by default. */
-const defaultGatherMs = 1;
-
 /** A call waiting for its batch. */
 interface Pending<I, O> {
   readonly item: I;
@@ -18,23 +15,23 @@ interface Pending<I, O> {
  * promise settles with its own output once the batch has committed, or with the batch's
  * error: the work of a batch commits together or not at all.
  *
- * One batch runs at a time; calls made meanwhile form the next one. Under load batches
- * therefore grow to what arrives during one commit, and when idle a call waits only for the
- * end of the turn. With `lingerMs` (decision 65), a batch waits up to that long more while
- * calls arrive fast enough that another is expected meanwhile (the mean gap between calls,
- * `gapMs`, at most `lingerMs`): under load a commit's fixed cost (the statement's start, the
- * WAL or file flush, the transaction) is then shared by more calls. The wait ends early when
- * `maxBatch` calls have come, or when none has come for twice the mean gap (at least 1 ms)
- * since it began: the callers that could call may all be waiting, as a worker's slots wait for
- * their results.
+ * One batch runs at a time; calls made meanwhile form the next one. Under load batches therefore
+ * grow to what arrives during one commit, and when idle a call waits only for the end of the turn
+ * (with `gatherMs`, for the turns that bring more, below). With `lingerMs` (decision 65), a batch
+ * waits up to that long more while calls arrive fast enough that another is expected meanwhile (the
+ * mean gap between calls, `gapMs`, at most `lingerMs`): under load a commit's fixed cost (the
+ * statement's start, the WAL or file flush, the transaction) is then shared by more calls. The wait
+ * ends early when `maxBatch` calls have come, or when none has come for twice the mean gap (at
+ * least 1 ms) since it began: the callers that could call may all be waiting, as a worker's slots
+ * wait for their results.
  * The mean moves a tenth of the way to each gap, so a lone call after a quiet moment (a gap of
  * 10 × `lingerMs` or more) never waits.
  *
- * A batch that does not linger still gathers (decision 68): it runs after the event loop's
- * turns that bring new calls, up to `gatherMs` (1 ms), and at the first turn that brings none. Calls
- * whose requests were already read, or arrive meanwhile, join it; no timer waits for calls not
- * yet sent. For SQLite, whose statements run in the process, that is most of what a linger
- * saves, without its latency (SQLite's default linger is therefore 0).
+ * With `gatherMs` (decision 68), a batch that does not linger gathers first: it lets the
+ * event loop turn while each turn brings new calls, for up to `gatherMs`, and runs at the
+ * first turn that brings none. Calls whose requests were already read, or are read meanwhile,
+ * join it; no timer waits for calls not yet sent. For SQLite, whose statements run on the
+ * main thread, that is most of what a linger saves, without its wait.
  */
 export class Batcher<I, O> {
   readonly #run: (items: readonly I[]) => Promise<readonly O[]>;
@@ -52,12 +49,17 @@ export class Batcher<I, O> {
   /** `run` returns one output per item, in the items' order. */
   constructor(
     run: (items: readonly I[]) => Promise<readonly O[]>,
-    options: { readonly maxBatch: number; readonly lingerMs?: number; readonly gatherMs?: number },
+    options: {
+      readonly maxBatch: number;
+      readonly lingerMs?: number;
+      /** 0 (the default): no gathering. */
+      readonly gatherMs?: number;
+    },
   ) {
     this.#run = run;
     this.#maxBatch = options.maxBatch;
     this.#lingerMs = options.lingerMs ?? 0;
-    this.#gatherMs = options.gatherMs ?? defaultGatherMs;
+    this.#gatherMs = options.gatherMs ?? 0;
   }
 
   add(item: I): Promise<O> {
@@ -114,6 +116,7 @@ export class Batcher<I, O> {
    * calls.
    */
   async #gather(): Promise<void> {
+    if (!(this.#gatherMs > 0)) return;
     const startedAt = performance.now();
     for (;;) {
       const before = this.#queued.length;

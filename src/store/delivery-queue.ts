@@ -41,6 +41,9 @@ import {
 /** The most publishes, results or key lookups one batch carries. */
 const maxBatch = 256;
 
+/** How long a SQLite batch of publishes or results gathers the calls of the next turns (ms). */
+const sqliteGatherMs = 1;
+
 /** The queue's backlog, for the metrics (decision 31). */
 export interface QueueBacklog {
   /** Deliveries not yet ended: waiting, claimed, or waiting for a retry. */
@@ -167,11 +170,15 @@ export class SqlDeliveryQueue extends SqlSlice implements DeliveryQueue {
    */
   readonly #held = new Map<string, { readonly seqs: Set<number>; readonly endsAt: number }>();
 
-  /** `lingerMs`: how long a batch of publishes or results may wait for more (`Batcher`). */
+  /**
+   * `lingerMs`: how long a batch of publishes or results may wait for more (`Batcher`). On
+   * SQLite a batch that does not linger gathers what the next turns bring (decision 68).
+   */
   constructor(db: Database, clock: Clock, lingerMs = 0) {
     super(db, clock);
-    this.#publishes = new Batcher((events) => this.#publishBatch(events), { maxBatch, lingerMs });
-    this.#results = new Batcher((reports) => this.#finishBatch(reports), { maxBatch, lingerMs });
+    const options = { maxBatch, lingerMs, gatherMs: db.dialect === "sqlite" ? sqliteGatherMs : 0 };
+    this.#publishes = new Batcher((events) => this.#publishBatch(events), options);
+    this.#results = new Batcher((reports) => this.#finishBatch(reports), options);
   }
 
   /** From now on, circuits and failed deliveries are told to the operator through `operations`. */

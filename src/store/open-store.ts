@@ -5,11 +5,9 @@ import { migrate } from "./migrate.ts";
 import { PostgresDatabase } from "./postgres/postgres-database.ts";
 import { SqlStore } from "./sql-store.ts";
 import { SqliteDatabase } from "./sqlite/sqlite-database.ts";
+import { isPostgresUrl } from "./database-url.ts";
 
-/** A `postgres://` (or `postgresql://`) URL selects PostgreSQL; anything else is a SQLite file path. */
-export function isPostgresUrl(database: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(database);
-}
+export { isPostgresUrl } from "./database-url.ts";
 
 export interface OpenStoreOptions {
   /** PostgreSQL: connections in the pool. Default 10. */

@@ -3,7 +3,6 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import {
-  defaultBatchLingerMs,
   environmentNames,
   loadServerConfig,
   operationsEndpointsOf,
@@ -101,15 +100,22 @@ describe("server configuration", () => {
   });
 
   it("reads the batch linger as a duration of at most 100ms, 0 turning it off", () => {
-    const linger = (value?: string): number | undefined =>
+    const linger = (value?: string, database?: string): number =>
       loadServerConfig({
-        env: { HOME: "/home/u", ...(value === undefined ? {} : { SVC_BATCH_LINGER: value }) },
+        env: {
+          HOME: "/home/u",
+          ...(value === undefined ? {} : { SVC_BATCH_LINGER: value }),
+          ...(database === undefined ? {} : { SVC_DATABASE_URL: database }),
+        },
         flags: {},
       }).batchLinger;
-    // None set: the server takes the engine's default.
-    assert.equal(linger(), undefined);
-    assert.equal(defaultBatchLingerMs(true), 2);
-    assert.equal(defaultBatchLingerMs(false), 0);
+    // None set: 2ms on PostgreSQL, 0 on SQLite (decision 68); a setting holds on either.
+    assert.equal(linger(undefined, "postgres://db.internal/svc"), 2);
+    assert.equal(linger(undefined, "postgresql://db.internal/svc"), 2);
+    assert.equal(linger(), 0);
+    assert.equal(linger(undefined, "/var/lib/svc/svc.db"), 0);
+    assert.equal(linger("3ms"), 3);
+    assert.equal(linger("0ms", "postgres://db.internal/svc"), 0);
     assert.equal(linger("0ms"), 0);
     assert.equal(linger("100ms"), 100);
     for (const wrong of ["101ms", "1s", "soon"]) {

@@ -125,17 +125,59 @@ describe("Batcher", () => {
 
     // maxBatch ends the gathering: the calls after it form the next batch.
     const small = heldBatches((item: number) => item);
-    const capped = new Batcher(small.run, { maxBatch: 2, gatherMs: 60_000 });
-    const more = [capped.add(1), capped.add(2)];
+    const capped = new Batcher(small.run, { maxBatch: 3, gatherMs: 60_000 });
+    const more = [capped.add(1)];
     await nextTurn();
-    more.push(capped.add(3));
+    more.push(capped.add(2), capped.add(3), capped.add(4));
     await until(() => small.batches.length === 1, "the first batch to start");
-    assert.deepEqual(small.batches[0]!.items, [1, 2]);
+    assert.deepEqual(small.batches[0]!.items, [1, 2, 3]);
     small.batches[0]!.finish();
     await until(() => small.batches.length === 2, "the second batch to start");
-    assert.deepEqual(small.batches[1]!.items, [3]);
+    assert.deepEqual(small.batches[1]!.items, [4]);
     small.batches[1]!.finish();
-    assert.deepEqual(await Promise.all(more), [1, 2, 3]);
+    assert.deepEqual(await Promise.all(more), [1, 2, 3, 4]);
+  });
+
+  it("gathers for gatherMs at most, however many turns bring calls; none without it", async () => {
+    const { batches, run } = heldBatches((item: number) => item);
+    const batcher = new Batcher(run, { maxBatch: 1_000_000, gatherMs: 20 });
+    // A call every turn, for ever: only gatherMs ends the gathering.
+    let stop = false;
+    const calls: Promise<number>[] = [];
+    const feed = async (): Promise<void> => {
+      for (let item = 0; !stop; item += 1) {
+        calls.push(batcher.add(item));
+        await nextTurn();
+      }
+    };
+    const feeding = feed();
+    const giveUpAt = performance.now() + 10_000;
+    while (batches.length === 0 && performance.now() < giveUpAt) await nextTurn();
+    assert.equal(batches.length, 1, "the batch started while calls still came");
+    stop = true;
+    await feeding;
+    const gathered = batches[0]!;
+    assert.ok(gathered.items.length >= 2, "it gathered the calls of later turns");
+    gathered.finish();
+    if (gathered.items.length < calls.length) {
+      await until(() => batches.length === 2, "the calls made meanwhile to form the next batch");
+      assert.equal(batches[1]!.items.length, calls.length - gathered.items.length);
+      batches[1]!.finish();
+    }
+    assert.equal((await Promise.all(calls)).length, calls.length);
+
+    // Without gatherMs a batch takes the calls of its own turn alone, as before.
+    const plain = heldBatches((item: number) => item);
+    const alone = new Batcher(plain.run, { maxBatch: 100 });
+    const first = alone.add(1);
+    await nextTurn();
+    const second = alone.add(2);
+    await until(() => plain.batches.length === 1, "the first batch to start");
+    assert.deepEqual(plain.batches[0]!.items, [1]);
+    plain.batches[0]!.finish();
+    await until(() => plain.batches.length === 2, "the second batch to start");
+    plain.batches[1]!.finish();
+    assert.deepEqual(await Promise.all([first, second]), [1, 2]);
   });
 
   it("rejects every caller of a failing batch, and only them", async () => {
