@@ -3,7 +3,7 @@ import { lstat, mkdir, readlink, rmdir, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { AppError } from "../errors.ts";
 import { accessProblem, ownerProblem } from "../lib/file-permissions.ts";
-import { isPostgresUrl } from "../store/open-store.ts";
+import { isPostgresUrl } from "../store/database-url.ts";
 import { databaseLocation, type ServerConfig } from "./server-config.ts";
 
 /**

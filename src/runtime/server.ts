@@ -14,7 +14,8 @@ import { AddressPolicy } from "../net/address-policy.ts";
 import { ServiceMetrics } from "../observability/metrics.ts";
 import type { Tracing } from "../observability/tracing/tracing.ts";
 import { PortSet } from "../net/port-set.ts";
-import { isPostgresUrl, openStore, redactDatabase } from "../store/open-store.ts";
+import { isPostgresUrl } from "../store/database-url.ts";
+import { openStore, redactDatabase } from "../store/open-store.ts";
 import {
   apiKeysChannel,
   PostgresChannelListener,

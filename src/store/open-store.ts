@@ -7,8 +7,6 @@ import { SqlStore } from "./sql-store.ts";
 import { SqliteDatabase } from "./sqlite/sqlite-database.ts";
 import { isPostgresUrl } from "./database-url.ts";
 
-export { isPostgresUrl } from "./database-url.ts";
-
 export interface OpenStoreOptions {
   /** PostgreSQL: connections in the pool. Default 10. */
   readonly poolSize?: number;

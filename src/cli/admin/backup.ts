@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { AppError } from "../../errors.ts";
-import { isPostgresUrl, redactDatabase } from "../../store/open-store.ts";
+import { isPostgresUrl } from "../../store/database-url.ts";
+import { redactDatabase } from "../../store/open-store.ts";
 import { formatByteSize, parseByteSize } from "../../lib/byte-size.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import {
